@@ -1,0 +1,72 @@
+import {Command, Flags} from '@oclif/core'
+import {createWriteStream} from 'node:fs'
+import {rename, rm} from 'node:fs/promises'
+import type {Writable} from 'node:stream'
+import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
+
+export const VERSION = '0.1.0'
+
+/** Flags every streaming command shares (SPEC.md conventions). */
+export const ioFlags = {
+  input: Flags.string({char: 'i', description: 'input file, - for stdin', default: '-'}),
+  output: Flags.string({char: 'o', description: 'output file, - for stdout (files are written to a temporary name, then renamed)', default: '-'}),
+}
+
+/** An output target: stdout, or a file that only appears under its name once complete. */
+export interface Output {
+  writer: LineWriter
+  commit(): Promise<void> // flush, close, rename into place
+  abort(): Promise<void> // drop the temporary file
+}
+
+export async function openOutput(path: string): Promise<Output> {
+  if (path === '-' || path === '') {
+    const writer = new LineWriter(process.stdout)
+    return {writer, commit: () => writer.end(), abort: async () => {}}
+  }
+  const tmp = `${path}.tmp-${process.pid}`
+  const stream: Writable = createWriteStream(tmp)
+  const writer = new LineWriter(stream)
+  return {
+    writer,
+    async commit() {
+      await writer.end()
+      await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())))
+      await rename(tmp, path)
+    },
+    abort: () => rm(tmp, {force: true}),
+  }
+}
+
+/**
+ * Base of every span command: user errors are one line on stderr and a non-zero exit;
+ * a closed pipe downstream ends the command quietly with exit 0.
+ */
+export abstract class SpanCommand extends Command {
+  protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
+    if (isPipeClosed(err)) return this.quietExit()
+    if (err instanceof SpanError) {
+      process.stderr.write(`span ${this.id ?? ''}: ${err.message}\n`.replace('span : ', 'span: '))
+      process.exitCode = err.exitCode
+      return
+    }
+    return super.catch(err)
+  }
+
+  private quietExit(): void {
+    process.exitCode = 0
+  }
+
+  /** Runs `body` with an output, committing it on success and discarding it on failure. */
+  protected async withOutput(path: string, body: (w: LineWriter) => Promise<void>): Promise<void> {
+    const out = await openOutput(path)
+    try {
+      await body(out.writer)
+      await out.commit()
+    } catch (err) {
+      await out.abort()
+      if (err instanceof PipeClosed) return
+      throw err
+    }
+  }
+}

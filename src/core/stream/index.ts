@@ -1,0 +1,6 @@
+export * from './errors.js'
+export * from './header.js'
+export * from './lines.js'
+export * from './ndjson.js'
+export * from './stage.js'
+export * from './writer.js'

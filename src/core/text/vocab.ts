@@ -1,0 +1,64 @@
+import {createHash} from 'node:crypto'
+import {existsSync, readFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+import {SpanError} from '../stream/errors.js'
+import type {SpecialIds, VocabInfo} from '../stream/header.js'
+
+export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const
+
+/** The project's own vocabulary, learned from fixtures/ by `span vocab` (see tools/make-fixtures). */
+export const DEFAULT_VOCAB = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures', 'vocab.txt')
+
+/** A WordPiece vocabulary: one token per line, the line number (from 0) is the id. */
+export interface Vocab {
+  tokens: string[]
+  ids: Map<string, number>
+  special: SpecialIds
+  info: VocabInfo
+  /** From `tokenizer_config.json` beside the file (Hugging Face's `do_lower_case`), else guessed. */
+  cased: boolean
+}
+
+export function loadVocab(path: string): Vocab {
+  if (!existsSync(path)) throw new SpanError(`${path}: vocabulary file not found`)
+  const bytes = readFileSync(path)
+  const text = bytes.toString('utf8')
+  const tokens = text.split('\n')
+  if (tokens.at(-1) === '') tokens.pop()
+  for (let i = 0; i < tokens.length; i++) if (tokens[i].endsWith('\r')) tokens[i] = tokens[i].slice(0, -1)
+  const ids = new Map<string, number>()
+  tokens.forEach((t, i) => {
+    if (!ids.has(t)) ids.set(t, i) // BERT's load_vocab keeps the last; duplicates do not occur in real files
+  })
+  const special = specialIds(ids, path)
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  return {tokens, ids, special, info: {path, sha256, size: tokens.length}, cased: casedFlag(path, tokens)}
+}
+
+function specialIds(ids: Map<string, number>, path: string): SpecialIds {
+  const get = (t: string) => {
+    const id = ids.get(t)
+    if (id === undefined) throw new SpanError(`${path}: not a BERT vocabulary (no ${t} token)`)
+    return id
+  }
+  return {pad: get('[PAD]'), unk: get('[UNK]'), cls: get('[CLS]'), sep: get('[SEP]'), mask: get('[MASK]')}
+}
+
+/**
+ * Cased or not: `do_lower_case` in a `tokenizer_config.json` beside the vocabulary (what
+ * `span vocab` writes, and what Hugging Face checkpoints carry); without one, a vocabulary with
+ * no upper-case letter anywhere is an uncased one (true of Google's uncased BERT files).
+ */
+function casedFlag(path: string, tokens: string[]): boolean {
+  const cfg = join(dirname(path), 'tokenizer_config.json')
+  if (existsSync(cfg)) {
+    try {
+      const lower = JSON.parse(readFileSync(cfg, 'utf8')).do_lower_case
+      if (typeof lower === 'boolean') return !lower
+    } catch {
+      throw new SpanError(`${cfg}: invalid JSON`)
+    }
+  }
+  return tokens.some((t) => !t.startsWith('[') && /\p{Lu}/u.test(t))
+}
