@@ -7,8 +7,11 @@ import type {SpecialIds, VocabInfo} from '../stream/header.js'
 
 export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const
 
-/** The project's own vocabulary, learned from fixtures/ by `span vocab` (see tools/make-fixtures). */
-export const DEFAULT_VOCAB = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures', 'vocab.txt')
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures')
+/** The project's own vocabulary, learned from the corpus below by `span vocab` (tools/make-fixtures.mjs). */
+export const DEFAULT_VOCAB = join(FIXTURES, 'vocab.txt')
+/** The embedded default corpus: public-domain prose, one sentence per line, documents apart. */
+export const DEFAULT_CORPUS = join(FIXTURES, 'corpus.txt')
 
 /** A WordPiece vocabulary: one token per line, the line number (from 0) is the id. */
 export interface Vocab {
