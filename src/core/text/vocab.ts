@@ -51,7 +51,7 @@ function specialIds(ids: Map<string, number>, path: string): SpecialIds {
 /**
  * Cased or not: `do_lower_case` in a `tokenizer_config.json` beside the vocabulary (what
  * `span vocab` writes, and what Hugging Face checkpoints carry); without one, a vocabulary with
- * no upper-case letter anywhere is an uncased one (true of Google's uncased BERT files).
+ * no entry that lower-casing would change is an uncased one (true of Google's uncased BERT files).
  */
 function casedFlag(path: string, tokens: string[]): boolean {
   const cfg = join(dirname(path), 'tokenizer_config.json')
@@ -63,5 +63,5 @@ function casedFlag(path: string, tokens: string[]): boolean {
       throw new SpanError(`${cfg}: invalid JSON`)
     }
   }
-  return tokens.some((t) => !t.startsWith('[') && /\p{Lu}/u.test(t))
+  return tokens.some((t) => !t.startsWith('[') && t !== t.toLowerCase())
 }
