@@ -46,7 +46,8 @@ export abstract class SpanCommand extends Command {
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (isPipeClosed(err)) return this.quietExit()
     if (err instanceof SpanError) {
-      process.stderr.write(`span ${this.id ?? ''}: ${err.message}\n`.replace('span : ', 'span: '))
+      const name = this.id ? `span ${this.id.replaceAll(':', ' ')}` : 'span'
+      process.stderr.write(`${name}: ${err.message}\n`)
       process.exitCode = err.exitCode
       return
     }
