@@ -1,3 +1,4 @@
+import type {NdjsonBytes} from './mask-bytes.js'
 import type {TokenRecord} from './records.js'
 
 export interface Block {
@@ -50,4 +51,26 @@ export class BlockPacker {
   private wrap(ids: number[]): Block {
     return {doc: this.doc ?? 0, ids: [this.cls, ...ids, this.sep]}
   }
+}
+
+/** A block as its NDJSON line, in bytes: what JSON.stringify gives, without it (a hot path). */
+export function writeBlock(out: NdjsonBytes, b: Block): void {
+  out.reserve(40 + 12 * b.ids.length)
+  out.ascii('{"doc":')
+  out.int(b.doc)
+  out.ascii(',"ids":')
+  out.ints(b.ids)
+  out.ascii('}\n')
+}
+
+/** A pair block ({doc, ids, segments, next}) as its NDJSON line, in bytes. */
+export function writePairBlock(out: NdjsonBytes, b: {doc: number; ids: number[]; segments: number[]; next: boolean}): void {
+  out.reserve(60 + 14 * b.ids.length)
+  out.ascii('{"doc":')
+  out.int(b.doc)
+  out.ascii(',"ids":')
+  out.ints(b.ids)
+  out.ascii(',"segments":')
+  out.ints(b.segments)
+  out.ascii(b.next ? ',"next":true}\n' : ',"next":false}\n')
 }

@@ -1,0 +1,103 @@
+import {Args, Flags} from '@oclif/core'
+import {rename, writeFile} from 'node:fs/promises'
+import {SpanCommand, VERSION, ioFlags} from '../base.js'
+import {MASK_SCHEMES, Masker, maskVocab, type MaskScheme} from '../core/data/mask.js'
+import {NdjsonBytes} from '../core/data/mask-bytes.js'
+import {checkNotMasked, toBlockRecord} from '../core/data/mask-io.js'
+import {MaskStream, UNIGRAM_PREFIX, resolveVocab} from '../core/data/mask-stream.js'
+import {Rng} from '../core/data/rng.js'
+import {Unigram, formatUnigramFile, readUnigramFile} from '../core/data/unigram.js'
+import {SpanError, nextHeader, openSource, openStage, type Header, type StageInput} from '../core/stream/index.js'
+import type {Vocab} from '../core/text/vocab.js'
+
+const CHUNK = 1 << 16 // bytes of output gathered before one write
+
+/** A number flag within [min, max]. */
+const numberFlag = (description: string, def: number, min: number, max: number) =>
+  Flags.custom<number>({
+    description,
+    default: def,
+    parse: async (s) => {
+      const x = Number(s)
+      if (s.trim() === '' || !(x >= min && x <= max)) throw new Error(`expected a number in [${min}, ${max}], got ${s}`)
+      return x
+    },
+  })()
+
+export default class Mask extends SpanCommand {
+  static override summary = 'Mask blocks for pre-training: SpanBERT span masking, or BERT subword / whole-word masking'
+  static override description = [
+  'Reads blocks (span block), writes masked examples {ids, targets, spans}; n is the number of maskable tokens of a block (all but [CLS], [SEP], [PAD], [UNK], [MASK], which are never masked and never drawn as replacements).',
+  '--scheme span (SpanBERT §3.1): spans of whole words, lengths ~ Geo(--p) clipped at --max-span, until exactly ceil(--ratio·n) tokens are masked; one 80/10/10 decision per merged span. --scheme subword (BERT): ceil(ratio·n) random tokens, 80/10/10 per token. --scheme whole-word: whole words in random order, the last one cut at the budget so that exactly ceil(ratio·n) tokens are masked, 80/10/10 per token.',
+  'Random replacements come from the unigram distribution of the data: by default estimated from the input itself (the first --unigram-prefix tokens are counted before any block is masked, and the counts keep growing as blocks stream through); or fixed by --unigram FILE, a counts file with one integer per line, line i the count of vocabulary id i, as --write-unigram writes it.',
+  ].join('\n\n')
+  static override examples = [
+    'span tokenize wiki.txt | span block --len 512 | span mask --p 0.2 > train.ndjson',
+    'span mask blocks.ndjson --write-unigram counts.txt > /dev/null; span mask blocks.ndjson --unigram counts.txt',
+  ]
+  static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
+  static override flags = {
+    ...ioFlags,
+    scheme: Flags.string({description: 'masking scheme', options: [...MASK_SCHEMES], default: 'span'}),
+    p: numberFlag('geometric span-length parameter (span scheme)', 0.2, 1e-9, 1),
+    'max-span': Flags.integer({description: 'longest span, in words (span scheme)', default: 10, min: 1}),
+    ratio: numberFlag('share of each block\'s maskable tokens to mask', 0.15, 0, 1),
+    seed: Flags.integer({description: 'seed of the random generator', default: 12345}),
+    vocab: Flags.string({description: 'vocabulary file (default: the one the header names; required without a header)'}),
+    unigram: Flags.string({description: 'counts file for random replacements (default: estimated from the input)', exclusive: ['write-unigram']}),
+    'unigram-prefix': Flags.integer({description: 'tokens counted before the first block is masked', default: UNIGRAM_PREFIX, min: 0}),
+    'write-unigram': Flags.string({description: 'write the token counts of the input to this file at the end'}),
+  }
+
+  async run(): Promise<void> {
+    const {args, flags} = await this.parse(Mask)
+    const src = await openSource(args.file ?? flags.input)
+    const input = await openStage(src, ['blocks'])
+    const first = await input.records.next()
+    const entry = {stage: 'mask', version: VERSION, flags: this.headerFlags(flags)}
+    if (first.done && !input.header && !flags.vocab) {
+      await this.withOutput(flags.output, (w) => w.record(nextHeader(null, 'masked', entry)))
+      return
+    }
+    if (!first.done && !input.header) checkNotMasked(first.value, src.name) // before asking for --vocab
+    const vocab = resolveVocab(input.header, flags.vocab, src.name)
+    const mv = maskVocab(vocab.tokens, vocab.special)
+    const unigram = new Unigram(mv.special, flags.unigram ? readUnigramFile(flags.unigram, vocab.tokens.length) : undefined)
+    if (flags.unigram && unigram.total === 0) throw new SpanError(`${flags.unigram}: no counts for any non-special token`)
+    const opts = {scheme: flags.scheme as MaskScheme, ratio: flags.ratio, p: flags.p, maxSpan: flags['max-span']}
+    const out = new NdjsonBytes()
+    const stream = new MaskStream(new Masker(opts, mv, unigram), new Rng(flags.seed), unigram, !flags.unigram, out, flags['unigram-prefix'])
+    const header = nextHeader(input.header, 'masked', entry, vocabPatch(input.header, vocab))
+    await this.withOutput(flags.output, async (w) => {
+      await w.record(header)
+      if (!first.done) stream.push(this.block(first.value.value, first.value.line, input, vocab))
+      for await (const rec of input.records) {
+        stream.push(this.block(rec.value, rec.line, input, vocab))
+        if (out.length >= CHUNK) await w.raw(out.take())
+      }
+      stream.finish()
+      await w.raw(out.take())
+    })
+    if (flags['write-unigram']) await writeAtomically(flags['write-unigram'], formatUnigramFile(unigram.counts))
+  }
+
+  private block(value: Record<string, unknown>, line: number, input: StageInput, vocab: Vocab) {
+    return toBlockRecord({value, line}, vocab.tokens.length, vocab.special.cls, vocab.special.sep, input.source)
+  }
+
+  private headerFlags(f: {scheme: string; p: number; 'max-span': number; ratio: number; seed: number; unigram?: string; 'unigram-prefix': number}) {
+    const unigram = f.unigram ?? `input (first ${f['unigram-prefix']} tokens, then running counts)`
+    return {scheme: f.scheme, p: f.p, maxSpan: f['max-span'], ratio: f.ratio, seed: f.seed, unigram}
+  }
+}
+
+/** What the next stages need to know about the vocabulary, where the input's header does not say. */
+function vocabPatch(h: Header | null, vocab: Vocab): Partial<Header> {
+  return {vocab: h?.vocab ?? vocab.info, cased: h?.cased ?? vocab.cased, special: h?.special ?? vocab.special}
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`
+  await writeFile(tmp, text)
+  await rename(tmp, path)
+}

@@ -1,0 +1,142 @@
+import type {SpecialIds} from '../stream/header.js'
+import {SpanLengthSampler, selectSpanMask} from './mask-span.js'
+import {selectSubwordMask, selectWholeWordMask} from './mask-bert.js'
+import type {Rng} from './rng.js'
+import type {Unigram} from './unigram.js'
+
+export type MaskScheme = 'span' | 'subword' | 'whole-word'
+export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word']
+
+/** How a masked span's tokens are replaced (SPEC.md "Span masking" step 4). */
+export type Decision = 'mask' | 'random' | 'keep'
+export const DECISIONS: readonly Decision[] = ['mask', 'random', 'keep']
+
+export interface MaskOptions {
+  scheme: MaskScheme
+  ratio: number // share of a block's maskable tokens to mask (0.15)
+  p: number // geometric span-length parameter (span scheme)
+  maxSpan: number // span lengths are clipped here (span scheme)
+}
+
+/** What masking needs to know about the vocabulary: one byte per id. */
+export interface MaskVocab {
+  special: Uint8Array // 1: never masked, never drawn as a replacement
+  cont: Uint8Array // 1: a `##` piece, which does not start a word (SPEC.md "Algorithms")
+  maskId: number
+}
+
+/** Builds the per-id tables from a vocabulary's strings and its special ids. */
+export function maskVocab(tokens: readonly string[], special: SpecialIds): MaskVocab {
+  const isSpecial = new Uint8Array(tokens.length)
+  const cont = new Uint8Array(tokens.length)
+  for (const id of [special.pad, special.unk, special.cls, special.sep, special.mask]) isSpecial[id] = 1
+  for (let id = 0; id < tokens.length; id++) {
+    if (tokens[id].startsWith('##')) cont[id] = 1
+    else if (/^\[(unused\d+|[A-Z]+)\]$/.test(tokens[id])) isSpecial[id] = 1 // [unused0], [BOS], …: never real text
+  }
+  return {special: isSpecial, cont, maskId: special.mask}
+}
+
+/**
+ * Budget = ceil(ratio·n) (SPEC.md step 1). ratio·n is rounded first when it is within float
+ * error of an integer: 0.15·100 is 15.000000000000002 in binary floating point, and that is
+ * 15 tokens, not 16.
+ */
+export function maskBudget(n: number, ratio: number): number {
+  const x = ratio * n
+  const r = Math.round(x)
+  return Math.min(n, Math.abs(x - r) <= 1e-9 * Math.max(1, x) ? r : Math.ceil(x))
+}
+
+/** A block after masking; spans are [start, end] inclusive, positions index `ids`. */
+export interface MaskResult {
+  ids: number[] // the input after masking (a new array)
+  targets: number[] // flat: pos0, original0, pos1, original1, … in position order
+  spans: number[] // flat: start, end, decision index into DECISIONS, …
+}
+
+/** Growable scratch space, so masking a block allocates little beyond its result. */
+export class Scratch {
+  masked = new Uint8Array(0)
+  cand = new Int32Array(0)
+
+  fit(len: number): void {
+    if (this.masked.length < len) {
+      this.masked = new Uint8Array(len * 2)
+      this.cand = new Int32Array(len * 2)
+    }
+    this.masked.fill(0, 0, len)
+  }
+}
+
+/**
+ * Masks one block under a scheme. `ids` may contain special tokens anywhere ([CLS], the [SEP]s
+ * of a pair, [UNK]): they are never masked and do not count towards n.
+ */
+export class Masker {
+  private readonly sampler: SpanLengthSampler
+  private readonly scratch = new Scratch()
+
+  constructor(readonly opts: MaskOptions, readonly vocab: MaskVocab, readonly unigram: Unigram) {
+    this.sampler = new SpanLengthSampler(opts.p, opts.maxSpan)
+  }
+
+  mask(ids: readonly number[], rng: Rng): MaskResult {
+    const s = this.scratch
+    s.fit(ids.length)
+    const n = this.candidates(ids)
+    const budget = maskBudget(n, this.opts.ratio)
+    if (this.opts.scheme === 'span') {
+      selectSpanMask(ids, this.vocab, s, n, budget, this.sampler, rng)
+      return this.replace(ids, true, rng)
+    }
+    if (this.opts.scheme === 'subword') selectSubwordMask(s, n, budget, rng)
+    else selectWholeWordMask(ids, this.vocab, s, n, budget, rng)
+    return this.replace(ids, false, rng)
+  }
+
+  /** Fills scratch.cand with the maskable positions; returns their number. */
+  private candidates(ids: readonly number[]): number {
+    const special = this.vocab.special
+    const cand = this.scratch.cand
+    let n = 0
+    for (let i = 0; i < ids.length; i++) if (special[ids[i]] === 0) cand[n++] = i
+    return n
+  }
+
+  /**
+   * Applies 80/10/10 to the masked positions, left to right: once per maximal run of masked
+   * positions (the merged spans, SpanBERT §3.1 / reference `span_masking`), or once per token
+   * (BERT's `create_masked_lm_predictions`). Every masked position becomes a target.
+   */
+  private replace(ids: readonly number[], perSpan: boolean, rng: Rng): MaskResult {
+    const masked = this.scratch.masked
+    const out = ids.slice()
+    const targets: number[] = []
+    const spans: number[] = []
+    let i = 0
+    while (i < ids.length) {
+      if (masked[i] === 0) {
+        i++
+        continue
+      }
+      let end = i
+      if (perSpan) while (end + 1 < ids.length && masked[end + 1] === 1) end++
+      const d = decide(rng)
+      for (let j = i; j <= end; j++) {
+        targets.push(j, ids[j])
+        if (d === 0) out[j] = this.vocab.maskId
+        else if (d === 1) out[j] = this.unigram.sample(rng)
+      }
+      spans.push(i, end, d)
+      i = end + 1
+    }
+    return {ids: out, targets, spans}
+  }
+}
+
+/** 0 = [MASK] with probability 0.8, 1 = random token 0.1, 2 = kept 0.1 (BERT §3.1). */
+export function decide(rng: Rng): number {
+  const r = rng.float()
+  return r < 0.8 ? 0 : r < 0.9 ? 1 : 2
+}
