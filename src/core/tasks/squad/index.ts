@@ -1,0 +1,10 @@
+/** SQuAD v1.1/v2.0: reading, run_squad-style windows and labels, decoding and output files. */
+export * from './dataset.js'
+export * from './decode.js'
+export * from './doc.js'
+export * from './features.js'
+export * from './featurizer.js'
+export * from './final-text.js'
+export * from './json.js'
+export * from './write.js'
+export * from './prediction-files.js'
