@@ -31,9 +31,7 @@ export function loadVocab(path: string): Vocab {
   if (tokens.at(-1) === '') tokens.pop()
   for (let i = 0; i < tokens.length; i++) if (tokens[i].endsWith('\r')) tokens[i] = tokens[i].slice(0, -1)
   const ids = new Map<string, number>()
-  tokens.forEach((t, i) => {
-    if (!ids.has(t)) ids.set(t, i) // BERT's load_vocab keeps the last; duplicates do not occur in real files
-  })
+  tokens.forEach((t, i) => ids.set(t, i)) // a duplicate keeps its last id, as BERT's load_vocab does
   const special = specialIds(ids, path)
   const sha256 = createHash('sha256').update(bytes).digest('hex')
   return {tokens, ids, special, info: {path, sha256, size: tokens.length}, cased: casedFlag(path, tokens)}

@@ -1,0 +1,121 @@
+import {SpanError, errorAt} from '../stream/errors.js'
+import type {LineBatch} from '../stream/bytelines.js'
+import type {Rec} from '../stream/ndjson.js'
+import type {LineWriter} from '../stream/writer.js'
+import {CHUNK, TokenRecordWriter} from './token-records.js'
+import type {WordPieceTokenizer} from './tokenizer.js'
+
+/**
+ * Document numbers for raw text (SPEC.md "Records"): starting at 0, the counter goes up once per
+ * run of blank lines between non-blank ones. With a doc-start pattern, a line matching it starts
+ * a new document instead, and blank lines no longer separate documents.
+ */
+export class DocCounter {
+  private doc = 0
+  private emitted = false // some line already went into the current document
+  private pending = false // the next non-blank line starts a new document
+
+  constructor(private readonly docStart: RegExp | null) {}
+
+  /** Whether lines must be decoded for the doc-start pattern. */
+  get needsText(): boolean {
+    return this.docStart !== null
+  }
+
+  /** The document of a line, or -1 for a blank line (which gets no record); `text` only matters with a pattern. */
+  next(text: string | null, blank: boolean): number {
+    if (this.docStart ? this.docStart.test(text ?? '') : blank) this.pending = this.emitted
+    if (blank) return -1
+    if (this.pending) {
+      this.doc++
+      this.pending = false
+    }
+    this.emitted = true
+    return this.doc
+  }
+}
+
+/** `--doc-start` as a RegExp, or a one-line error. */
+export function docStartPattern(source: string | undefined): RegExp | null {
+  if (source === undefined) return null
+  try {
+    return new RegExp(source)
+  } catch (err) {
+    throw new SpanError(`--doc-start: ${(err as Error).message}`)
+  }
+}
+
+export interface TokenizeOptions {
+  tokens: boolean // add "tokens":[...] to each record
+}
+
+/** A sink for token records, flushed to the LineWriter in chunks (backpressure per chunk). */
+class Sink {
+  private readonly rw: TokenRecordWriter
+
+  constructor(private readonly tok: WordPieceTokenizer, private readonly w: LineWriter, opts: TokenizeOptions) {
+    this.rw = new TokenRecordWriter(tok.vocab.tokens.length, opts.tokens ? tok.vocab.tokens : null)
+  }
+
+  async line(doc: number, text: string): Promise<void> {
+    const n = this.tok.encodeInto(text)
+    this.rw.add(doc, this.tok.ids(), n)
+    if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
+  }
+
+  /** The lines of one batch, tokenized from their bytes (decoded only when malformed, blank or --doc-start needs it). */
+  async batch(b: LineBatch, docs: DocCounter): Promise<void> {
+    const tok = this.tok
+    for (let i = 0; i < b.count; i++) {
+      const s = b.start[i]
+      const e = b.end[i]
+      let n = tok.encodeBytes(b.buf, s, e)
+      let text: string | null = null
+      if (n < 0) {
+        text = b.buf.toString('utf8', s, e)
+        n = tok.encodeInto(text)
+      }
+      if (n === 0 || docs.needsText) text ??= b.buf.toString('utf8', s, e)
+      const blank = n === 0 && tok.isBlank(text as string)
+      const doc = docs.next(text, blank)
+      if (doc >= 0) this.rw.add(doc, tok.ids(), n)
+    }
+    if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
+  }
+
+  async end(): Promise<void> {
+    if (this.rw.pending > 0) await this.w.raw(this.rw.take())
+  }
+}
+
+/** Raw text: one token record per non-blank line. */
+export async function tokenizeText(batches: AsyncIterable<LineBatch>, tok: WordPieceTokenizer, w: LineWriter, opts: TokenizeOptions & {docStart: RegExp | null}): Promise<void> {
+  const docs = new DocCounter(opts.docStart)
+  const sink = new Sink(tok, w, opts)
+  for await (const b of batches) await sink.batch(b, docs)
+  await sink.end()
+}
+
+/**
+ * JSONL: record k (0-based) is document k; its `field` text is split into lines, one token
+ * record per non-blank line.
+ */
+export async function tokenizeJsonl(recs: AsyncIterable<Rec>, source: string, field: string, tok: WordPieceTokenizer, w: LineWriter, opts: TokenizeOptions): Promise<void> {
+  const sink = new Sink(tok, w, opts)
+  let doc = 0
+  for await (const rec of recs) {
+    for (const text of fieldText(rec, field, source).split(/\r?\n/)) {
+      if (!tok.isBlank(text)) await sink.line(doc, text)
+    }
+    doc++
+  }
+  await sink.end()
+}
+
+function fieldText(rec: Rec, field: string, source: string): string {
+  if (!Object.hasOwn(rec.value, field)) throw errorAt(source, rec.line, `missing field "${field}"`)
+  const v = rec.value[field]
+  if (typeof v === 'string') return v
+  const type = v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`
+  throw errorAt(source, rec.line, `field "${field}" must be a string, got ${type}`)
+}
