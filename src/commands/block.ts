@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, VERSION, ioFlags} from '../base.js'
 import {BlockPacker, writeBlock, writePairBlock} from '../core/data/block.js'
-import {NdjsonBytes} from '../core/data/mask-bytes.js'
+import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
 import {PAIR_POOL_TOKENS, PairMaker, type PairBlock} from '../core/data/pairs.js'
 import {toTokenRecord, type TokenRecord} from '../core/data/records.js'
 import {Rng} from '../core/data/rng.js'

@@ -1,4 +1,4 @@
-import type {NdjsonBytes} from './mask-bytes.js'
+import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import type {TokenRecord} from './records.js'
 
 export interface Block {

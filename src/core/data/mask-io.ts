@@ -1,7 +1,7 @@
 import {errorAt} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 import {DECISIONS, type MaskResult} from './mask.js'
-import type {NdjsonBytes} from './mask-bytes.js'
+import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import {checkIds} from './records.js'
 
 /** A block as `span mask` reads it (SPEC.md "Records"); pair blocks carry segments and next. */

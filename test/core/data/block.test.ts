@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {BlockPacker, writeBlock, writePairBlock} from '../../../src/core/data/block.js'
-import {NdjsonBytes} from '../../../src/core/data/mask-bytes.js'
+import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import type {TokenRecord} from '../../../src/core/data/records.js'
 import {vocab, wikiRecords} from './helpers.js'
 

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {NdjsonBytes} from '../../../src/core/data/mask-bytes.js'
+import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import {toBlockRecord, writeMasked} from '../../../src/core/data/mask-io.js'
 import {DECISIONS} from '../../../src/core/data/mask.js'
 

@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 import {Masker, type MaskOptions} from '../../../src/core/data/mask.js'
-import {NdjsonBytes} from '../../../src/core/data/mask-bytes.js'
+import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import {MaskStream} from '../../../src/core/data/mask-stream.js'
 import {Rng} from '../../../src/core/data/rng.js'
 import {Unigram} from '../../../src/core/data/unigram.js'
