@@ -1,0 +1,83 @@
+import * as tf from '@tensorflow/tfjs'
+import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm'
+import {createRequire} from 'node:module'
+import {dirname, join, sep} from 'node:path'
+import {SpanError} from '../stream/errors.js'
+
+/** What `--backend` accepts. `auto` takes the fastest that initialises. */
+export const BACKEND_CHOICES = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const
+export type BackendChoice = (typeof BACKEND_CHOICES)[number]
+export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
+
+/** Fastest first; a later 'native' backend slots in before wasm. */
+export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']
+
+export interface BackendInfo {
+  /** the backend asked for, resolved (never 'auto') */
+  name: ConcreteBackend
+  /** tfjs' own name of the registered backend ('tensorflow', 'wasm', 'cpu') */
+  tfName: string
+}
+
+/**
+ * Initialises the chosen backend and makes it current. An explicit choice that cannot
+ * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts.
+ */
+export async function initBackend(choice: BackendChoice = 'auto'): Promise<BackendInfo> {
+  if (choice !== 'auto') {
+    const why = await tryBackend(choice)
+    if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
+    return {name: choice, tfName: tf.getBackend()}
+  }
+  for (const name of AUTO_ORDER) {
+    if ((await tryBackend(name)) === null) return {name, tfName: tf.getBackend()}
+  }
+  throw new SpanError('no TensorFlow.js backend could be initialised')
+}
+
+/** Starts one backend; null on success, else the reason it could not. */
+async function tryBackend(name: ConcreteBackend): Promise<string | null> {
+  try {
+    switch (name) {
+      case 'tensorflow-gpu':
+        return await startNode('@tensorflow/tfjs-node-gpu')
+      case 'tensorflow':
+        return await startNode('@tensorflow/tfjs-node')
+      case 'wasm':
+        return await startWasm()
+      case 'cpu':
+        return (await tf.setBackend('cpu')) ? null : 'the cpu backend failed to start'
+    }
+  } catch (err) {
+    return (err as Error).message.split('\n')[0]
+  }
+}
+
+/**
+ * tfjs-node(-gpu) are optional: they need libtensorflow, which cannot always be installed.
+ * Importing one registers the 'tensorflow' backend. The specifier is a variable so that
+ * TypeScript does not require the package at build time.
+ */
+async function startNode(pkg: string): Promise<string | null> {
+  try {
+    await import(pkg)
+  } catch (err) {
+    return `${pkg} is not installed (${(err as Error).message.split('\n')[0]})`
+  }
+  return (await tf.setBackend('tensorflow')) ? null : `${pkg} is installed but its backend failed to start`
+}
+
+/**
+ * The wasm backend under Node: the .wasm binaries are read from the package's dist/ folder
+ * (a file path with a trailing separator; platform fetch cannot read file paths). Threads
+ * do not start under Node, so the single-threaded SIMD binary is what runs.
+ */
+async function startWasm(): Promise<string | null> {
+  setWasmPaths(wasmDir())
+  return (await tf.setBackend('wasm')) ? null : 'the wasm backend failed to start'
+}
+
+export function wasmDir(): string {
+  const require = createRequire(import.meta.url)
+  return join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + sep
+}

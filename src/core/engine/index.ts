@@ -1,0 +1,3 @@
+export * from './backend.js'
+export * from './gather.js'
+export * from './matmul.js'

@@ -1,0 +1,164 @@
+import * as tf from '@tensorflow/tfjs'
+import {copyFile, mkdir, readFile, rename, rm, stat, writeFile} from 'node:fs/promises'
+import {join, resolve} from 'node:path'
+import {Rng} from '../data/rng.js'
+import {SpanError} from '../stream/errors.js'
+import {type BertConfig, type Objective, configFromJson, configToJson} from './config.js'
+import {type ParamSpec, ParamStore, checkShape, initTensor} from './params.js'
+import {SpanBertForPreTraining} from './pretraining.js'
+import {type HostTensor, f32Tensor, readSafetensors, toFloat32, writeSafetensors} from './safetensors.js'
+
+export const CONFIG_FILE = 'config.json'
+export const WEIGHTS_FILE = 'model.safetensors'
+export const VOCAB_FILE = 'vocab.txt'
+
+/** A file of a checkpoint, written by `write` to the temporary path it is given. */
+export interface CheckpointFile {
+  name: string
+  write(tmpPath: string): Promise<void>
+}
+
+/**
+ * Writes files into dir so that none is ever half-written: each goes to a temporary name
+ * first, and only when all are complete are they renamed into place.
+ */
+export async function writeFilesAtomically(dir: string, files: CheckpointFile[]): Promise<void> {
+  await mkdir(dir, {recursive: true})
+  const tmp = files.map((f) => join(dir, `.${f.name}.tmp-${process.pid}`))
+  try {
+    for (let i = 0; i < files.length; i++) await files[i].write(tmp[i])
+    for (let i = 0; i < files.length; i++) await rename(tmp[i], join(dir, files[i].name))
+  } catch (err) {
+    await Promise.all(tmp.map((t) => rm(t, {force: true})))
+    throw err
+  }
+}
+
+/** The model's parameters as safetensors entries (HF names; the tied decoder is not stored, as HF does). */
+export async function paramsToHost(params: ParamStore): Promise<[string, HostTensor][]> {
+  const out: [string, HostTensor][] = []
+  for (const [name, v] of params.entries()) out.push([name, f32Tensor(v.shape, (await v.data()) as Float32Array)])
+  return out
+}
+
+/** The files of a model checkpoint: config.json, model.safetensors, vocab.txt. */
+export async function modelFiles(model: SpanBertForPreTraining, vocabPath: string): Promise<CheckpointFile[]> {
+  const host = await paramsToHost(model.params)
+  return [
+    {name: CONFIG_FILE, write: (p) => writeFile(p, JSON.stringify(configToJson(model.config), null, 2) + '\n')},
+    {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, host, {format: 'pt'})},
+    {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
+  ]
+}
+
+/** Saves a model checkpoint (plus any extra files, such as training state) into dir. */
+export async function saveCheckpoint(dir: string, model: SpanBertForPreTraining, vocabPath: string, extra: CheckpointFile[] = []): Promise<void> {
+  await writeFilesAtomically(dir, [...(await modelFiles(model, vocabPath)), ...extra])
+}
+
+export interface LoadOptions {
+  /** replace the checkpoint's objectives (e.g. pre-train SBO on top of a Hugging Face BERT) */
+  objectives?: Objective[]
+  /** seeds the heads the checkpoint lacks */
+  seed?: number
+}
+
+export interface LoadedCheckpoint {
+  model: SpanBertForPreTraining
+  vocabPath: string
+  /** parameters absent from the checkpoint, freshly initialised (heads) */
+  initialised: string[]
+  /** checkpoint tensors the model does not use */
+  ignored: string[]
+}
+
+/**
+ * Loads a checkpoint directory: ours, or any Hugging Face BERT (config.json +
+ * model.safetensors + vocab.txt). Absent heads are initialised; the encoder must be complete.
+ */
+export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promise<LoadedCheckpoint> {
+  const config = await readConfig(dir, opts.objectives)
+  const weights = join(dir, WEIGHTS_FILE)
+  const file = await readSafetensors(weights)
+  return {...modelFromTensors(config, file.tensors, weights, opts.seed ?? 0), vocabPath: join(dir, VOCAB_FILE)}
+}
+
+/**
+ * A model from named host tensors (any HF naming variant); parameters the tensors lack are
+ * initialised from seed, except encoder ones, which must be there.
+ */
+export function modelFromTensors(
+  config: BertConfig, raw: Map<string, HostTensor>, source: string, seed: number,
+): Omit<LoadedCheckpoint, 'vocabPath'> {
+  const tensors = normaliseNames(raw)
+  const specs = SpanBertForPreTraining.specs(config)
+  const params = new ParamStore()
+  const rng = new Rng(seed)
+  const initialised: string[] = []
+  try {
+    for (const spec of specs) {
+      const t = tensors.get(spec.name)
+      if (t) params.set(spec.name, hostToTensor(spec, t, source))
+      else if (spec.name.startsWith('bert.embeddings.') || spec.name.startsWith('bert.encoder.')) {
+        throw new SpanError(`${source}: missing encoder parameter "${spec.name}"`)
+      } else {
+        params.set(spec.name, initTensor(spec, config.initializer_range, rng))
+        initialised.push(spec.name)
+      }
+    }
+  } catch (err) {
+    params.dispose()
+    throw err
+  }
+  const known = new Set(specs.map((s) => s.name))
+  const ignored = [...tensors.keys()].filter((k) => !known.has(k))
+  return {model: new SpanBertForPreTraining(config, params), initialised, ignored}
+}
+
+export async function readConfig(dir: string, objectives?: Objective[]): Promise<BertConfig> {
+  const path = join(dir, CONFIG_FILE)
+  let text: string
+  try {
+    text = await readFile(path, 'utf-8')
+  } catch {
+    throw new SpanError(`${dir}: not a checkpoint directory (no ${CONFIG_FILE})`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw new SpanError(`${path}: ${(err as Error).message}`)
+  }
+  const config = configFromJson(json, path)
+  return objectives ? {...config, objectives} : config
+}
+
+function hostToTensor(spec: ParamSpec, t: HostTensor, source: string): tf.Tensor {
+  checkShape(spec, t.shape, source)
+  if (t.dtype === 'BOOL' || t.dtype.startsWith('I') || t.dtype === 'U8') {
+    throw new SpanError(`${source}: "${spec.name}" is ${t.dtype}, expected a floating-point tensor`)
+  }
+  return tf.tensor(toFloat32(t), t.shape, 'float32')
+}
+
+/**
+ * Hugging Face name variants onto ours: old TF-converted LayerNorm `gamma`/`beta`,
+ * checkpoints of a bare BertModel (no `bert.` prefix), and the MLM bias saved under its
+ * tied alias `cls.predictions.decoder.bias`.
+ */
+export function normaliseNames(tensors: Map<string, HostTensor>): Map<string, HostTensor> {
+  const out = new Map<string, HostTensor>()
+  for (const [name, t] of tensors) {
+    let n = name.replace(/\.gamma$/, '.weight').replace(/\.beta$/, '.bias')
+    if (/^(embeddings|encoder|pooler)\./.test(n)) n = `bert.${n}`
+    out.set(n, t)
+  }
+  const decoderBias = out.get('cls.predictions.decoder.bias')
+  if (decoderBias && !out.has('cls.predictions.bias')) out.set('cls.predictions.bias', decoderBias)
+  return out
+}
+
+/** True when dir holds a checkpoint (a config.json). */
+export async function isCheckpoint(dir: string): Promise<boolean> {
+  return stat(join(resolve(dir), CONFIG_FILE)).then(() => true, () => false)
+}

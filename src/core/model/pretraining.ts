@@ -1,0 +1,100 @@
+import * as tf from '@tensorflow/tfjs'
+import {Rng} from '../data/rng.js'
+import {SpanError} from '../stream/errors.js'
+import type {Batch} from './batch.js'
+import {BertEncoder, BertPooler} from './bert.js'
+import type {BertConfig} from './config.js'
+import {MlmHead, NspHead, SboHead, decoderWeight} from './heads.js'
+import type {ForwardContext} from './layers.js'
+import {crossEntropySum} from './loss.js'
+import {type ParamSpec, ParamStore, initParams} from './params.js'
+
+export interface PretrainOutputs {
+  mlmLogits: tf.Tensor2D // [Nm, V]
+  sboLogits: tf.Tensor2D | null // [Ns, V]
+  nspLogits: tf.Tensor2D | null // [B, 2]
+}
+
+/** Scalar losses of one batch; `total` is what is minimised. */
+export interface PretrainLosses {
+  total: tf.Scalar
+  mlm: tf.Scalar
+  sbo: tf.Scalar | null
+  nsp: tf.Scalar | null
+}
+
+/**
+ * The encoder with its pre-training heads (BertForPreTraining plus SpanBERT's SBO head).
+ * Parameters live in a ParamStore under Hugging Face names; the pooler is always present
+ * (HF checkpoints carry it), the SBO and NSP heads only when their objective is on.
+ */
+export class SpanBertForPreTraining {
+  /** Every parameter the config asks for, in a fixed order (initialisation and checkpoints follow it). */
+  static specs(c: BertConfig): ParamSpec[] {
+    return [
+      ...BertEncoder.specs(c),
+      ...BertPooler.specs(c),
+      ...MlmHead.specs(c),
+      ...(c.objectives.includes('sbo') ? SboHead.specs(c) : []),
+      ...(c.objectives.includes('nsp') ? NspHead.specs(c) : []),
+    ]
+  }
+
+  /** A freshly initialised model (BERT init: N(0, initializer_range), zero biases, LayerNorm 1/0). */
+  static init(c: BertConfig, seed: number): SpanBertForPreTraining {
+    const params = new ParamStore()
+    initParams(params, SpanBertForPreTraining.specs(c), c.initializer_range, new Rng(seed))
+    return new SpanBertForPreTraining(c, params)
+  }
+
+  readonly encoder: BertEncoder
+  private readonly pooler: BertPooler
+  private readonly mlm: MlmHead
+  private readonly sbo: SboHead | null
+  private readonly nsp: NspHead | null
+
+  constructor(readonly config: BertConfig, readonly params: ParamStore) {
+    this.encoder = new BertEncoder(params, config)
+    this.pooler = new BertPooler(params)
+    this.mlm = new MlmHead(params, config)
+    this.sbo = config.objectives.includes('sbo') ? new SboHead(params, config) : null
+    this.nsp = config.objectives.includes('nsp') ? new NspHead(params) : null
+  }
+
+  /** Logits of every head that is on (call inside tf.tidy). */
+  forward(b: Batch, ctx: ForwardContext): PretrainOutputs {
+    const h = this.encoder.forward(b.ids, b.segments, b.mask, ctx) // [B, T, H]
+    const hFlat = h.reshape([b.B * b.T, this.config.hidden_size]) as tf.Tensor2D // [B·T, H]
+    const embT = decoderWeight(this.params) // [H, V]
+    const mlmLogits = this.mlm.forward(hFlat, b.mlmPos, embT) // [Nm, V]
+    const sboLogits = this.sbo && b.nSbo > 0 ? this.sbo.forward(hFlat, b.sboLeft, b.sboRight, b.sboRel, embT) : null // [Ns, V]
+    const nspLogits = this.nsp ? this.nsp.forward(this.pooler.forward(h)) : null // [B, 2]
+    return {mlmLogits, sboLogits, nspLogits}
+  }
+
+  /**
+   * Loss = MLM_sum/n_mlm + SBO_sum/n_sbo (SPEC.md; reference `span_bert_loss`) + NSP mean
+   * when on. A batch without SBO targets contributes no SBO term.
+   */
+  losses(b: Batch, ctx: ForwardContext): PretrainLosses {
+    if (b.nMlm === 0) throw new SpanError('a batch without MLM targets cannot be trained on')
+    if (this.nsp && !b.nextLabels) throw new SpanError('the nsp objective needs examples with a "next" field (span block --pairs)')
+    const out = this.forward(b, ctx)
+    const mlm = crossEntropySum(out.mlmLogits, b.mlmLabels).div(b.nMlm) as tf.Scalar // []
+    const sbo = out.sboLogits ? (crossEntropySum(out.sboLogits, b.sboLabels).div(b.nSbo) as tf.Scalar) : null // []
+    const nsp = out.nspLogits && b.nextLabels ? (crossEntropySum(out.nspLogits, b.nextLabels).div(b.B) as tf.Scalar) : null // []
+    let total: tf.Scalar = mlm
+    if (sbo) total = total.add(sbo)
+    if (nsp) total = total.add(nsp)
+    return {total, mlm, sbo, nsp}
+  }
+
+  /** The variables a step trains: every parameter (those a batch does not reach get no gradient). */
+  trainableVariables(): tf.Variable[] {
+    return this.params.entries().map(([, v]) => v)
+  }
+
+  dispose(): void {
+    this.params.dispose()
+  }
+}

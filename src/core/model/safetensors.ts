@@ -1,0 +1,148 @@
+import {open, readFile} from 'node:fs/promises'
+import {SpanError} from '../stream/errors.js'
+
+/**
+ * The safetensors format (huggingface/safetensors): an 8-byte little-endian header length N,
+ * N bytes of JSON {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__"?: {…}},
+ * then the raw little-endian row-major data, offsets relative to its start.
+ */
+export type Dtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL'
+
+const ITEM_SIZE: Record<Dtype, number> = {F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1}
+
+/** A tensor on the host, as stored. */
+export interface HostTensor {
+  dtype: Dtype
+  shape: number[]
+  bytes: Uint8Array
+}
+
+export interface SafetensorsFile {
+  tensors: Map<string, HostTensor>
+  metadata: Record<string, string>
+}
+
+export function f32Tensor(shape: number[], data: Float32Array): HostTensor {
+  return {dtype: 'F32', shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength)}
+}
+
+/** The tensor's values as float32 (F32 as is; F64, F16, BF16 and integers converted). */
+export function toFloat32(t: HostTensor): Float32Array {
+  const n = t.shape.reduce((a, b) => a * b, 1)
+  const dv = new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength)
+  const out = new Float32Array(n)
+  const read = readers[t.dtype]
+  for (let i = 0; i < n; i++) out[i] = read(dv, i)
+  return out
+}
+
+const readers: Record<Dtype, (dv: DataView, i: number) => number> = {
+  F64: (dv, i) => dv.getFloat64(8 * i, true),
+  F32: (dv, i) => dv.getFloat32(4 * i, true),
+  F16: (dv, i) => halfToFloat(dv.getUint16(2 * i, true)),
+  BF16: (dv, i) => bf16ToFloat(dv.getUint16(2 * i, true)),
+  I64: (dv, i) => Number(dv.getBigInt64(8 * i, true)),
+  I32: (dv, i) => dv.getInt32(4 * i, true),
+  I16: (dv, i) => dv.getInt16(2 * i, true),
+  I8: (dv, i) => dv.getInt8(i),
+  U8: (dv, i) => dv.getUint8(i),
+  BOOL: (dv, i) => dv.getUint8(i),
+}
+
+function halfToFloat(h: number): number {
+  const s = h & 0x8000 ? -1 : 1
+  const e = (h >> 10) & 0x1f
+  const f = h & 0x3ff
+  if (e === 0) return s * 2 ** -14 * (f / 1024)
+  if (e === 31) return f ? NaN : s * Infinity
+  return s * 2 ** (e - 15) * (1 + f / 1024)
+}
+
+function bf16ToFloat(b: number): number {
+  const dv = new DataView(new ArrayBuffer(4))
+  dv.setUint32(0, b << 16, false)
+  return dv.getFloat32(0, false)
+}
+
+/** Parses a safetensors file's bytes, validating the header and every tensor's extent. */
+export function decodeSafetensors(buf: Uint8Array, source: string): SafetensorsFile {
+  const fail = (msg: string): never => {
+    throw new SpanError(`${source}: ${msg}`)
+  }
+  if (buf.byteLength < 8) fail('not a safetensors file (shorter than its 8-byte header length)')
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
+  const n = Number(dv.getBigUint64(0, true))
+  if (n > buf.byteLength - 8) fail(`corrupt safetensors header: length ${n} exceeds the file (${buf.byteLength} bytes)`)
+  let header: Record<string, unknown> = {}
+  try {
+    header = JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(buf.subarray(8, 8 + n))) as Record<string, unknown>
+  } catch (err) {
+    fail(`corrupt safetensors header: ${(err as Error).message}`)
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('corrupt safetensors header: not a JSON object')
+  const data = buf.subarray(8 + n)
+  const tensors = new Map<string, HostTensor>()
+  let metadata: Record<string, string> = {}
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') metadata = (entry ?? {}) as Record<string, string>
+    else tensors.set(name, decodeEntry(name, entry, data, fail))
+  }
+  return {tensors, metadata}
+}
+
+function decodeEntry(name: string, entry: unknown, data: Uint8Array, fail: (m: string) => never): HostTensor {
+  const e = entry as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
+  if (typeof e?.dtype !== 'string' || !(e.dtype in ITEM_SIZE)) fail(`tensor "${name}": unknown dtype ${JSON.stringify(e?.dtype)}`)
+  const dtype = e.dtype as Dtype
+  const shape = e.shape
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) fail(`tensor "${name}": bad shape ${JSON.stringify(shape)}`)
+  const off = e.data_offsets
+  if (!Array.isArray(off) || off.length !== 2 || !off.every((o) => Number.isInteger(o) && o >= 0) || off[0] > off[1]) {
+    fail(`tensor "${name}": bad data_offsets ${JSON.stringify(off)}`)
+  }
+  const [begin, end] = off as [number, number]
+  const want = (shape as number[]).reduce((a, b) => a * b, 1) * ITEM_SIZE[dtype]
+  if (end - begin !== want) fail(`tensor "${name}": ${end - begin} bytes for shape [${(shape as number[]).join(', ')}] ${dtype}, expected ${want}`)
+  if (end > data.byteLength) fail(`truncated data: tensor "${name}" ends at byte ${end}, the data has ${data.byteLength}`)
+  return {dtype, shape: shape as number[], bytes: data.subarray(begin, end)}
+}
+
+export async function readSafetensors(path: string): Promise<SafetensorsFile> {
+  let buf: Buffer
+  try {
+    buf = await readFile(path)
+  } catch (err) {
+    throw new SpanError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+  }
+  return decodeSafetensors(buf, path)
+}
+
+/** The header bytes, padded with spaces to a multiple of 8 so the data is aligned. */
+export function encodeHeader(tensors: [string, HostTensor][], metadata: Record<string, string>): Uint8Array {
+  const header: Record<string, unknown> = {}
+  if (Object.keys(metadata).length > 0) header.__metadata__ = metadata
+  let offset = 0
+  for (const [name, t] of tensors) {
+    header[name] = {dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + t.bytes.byteLength]}
+    offset += t.bytes.byteLength
+  }
+  let json = JSON.stringify(header)
+  json += ' '.repeat((8 - (Buffer.byteLength(json) % 8)) % 8)
+  const body = Buffer.from(json, 'utf-8')
+  const out = new Uint8Array(8 + body.byteLength)
+  new DataView(out.buffer).setBigUint64(0, BigInt(body.byteLength), true)
+  out.set(body, 8)
+  return out
+}
+
+/** Writes a safetensors file, tensors in the given order, streaming each tensor's bytes. */
+export async function writeSafetensors(path: string, tensors: [string, HostTensor][], metadata: Record<string, string> = {}): Promise<void> {
+  const fh = await open(path, 'w')
+  try {
+    await fh.write(encodeHeader(tensors, metadata))
+    for (const [, t] of tensors) await fh.write(t.bytes)
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}

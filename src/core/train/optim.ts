@@ -1,0 +1,92 @@
+import * as tf from '@tensorflow/tfjs'
+import {decays} from '../model/params.js'
+
+export interface AdamWOptions {
+  beta1: number
+  beta2: number
+  eps: number
+  weightDecay: number
+}
+
+/** SPEC.md: β 0.9/0.999, ε 1e-8, decoupled weight decay 0.01. */
+export const ADAMW_DEFAULTS: AdamWOptions = {beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01}
+
+/**
+ * AdamW with decoupled weight decay (Loshchilov & Hutter), as torch.optim.AdamW computes it:
+ *   p ← p·(1 − lr·wd)                       (weights only: no decay on biases and LayerNorm)
+ *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²
+ *   p ← p − lr · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
+ * With bias correction, like fairseq's Adam that SpanBERT trained with; BERT's TF
+ * AdamWeightDecayOptimizer has none (SPEC.md says AdamW; we follow torch/fairseq).
+ * Moments are kept per parameter name so checkpoints can save and restore them.
+ */
+export class AdamW {
+  readonly m = new Map<string, tf.Variable>()
+  readonly v = new Map<string, tf.Variable>()
+  /** updates applied so far */
+  step = 0
+
+  constructor(readonly opts: AdamWOptions = ADAMW_DEFAULTS) {}
+
+  /** Applies one update with learning rate lr; grads are keyed by parameter name. */
+  apply(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>, lr: number): void {
+    this.step += 1
+    const {beta1, beta2, eps, weightDecay} = this.opts
+    const bc1 = 1 - beta1 ** this.step
+    const bc2 = 1 - beta2 ** this.step
+    for (const [name, p] of params) {
+      const g = grads.get(name)
+      if (!g) continue
+      const m = this.moment(this.m, name, p)
+      const v = this.moment(this.v, name, p)
+      tf.tidy(() => {
+        m.assign(m.mul(beta1).add(g.mul(1 - beta1))) // same shape as p
+        v.assign(v.mul(beta2).add(g.square().mul(1 - beta2))) // same shape as p
+        const decayed = decays(name) && weightDecay > 0 ? p.mul(1 - lr * weightDecay) : p
+        const denom = v.div(bc2).sqrt().add(eps)
+        p.assign(decayed.sub(m.div(denom).mul(lr / bc1)))
+      })
+    }
+  }
+
+  private moment(store: Map<string, tf.Variable>, name: string, p: tf.Variable): tf.Variable {
+    let s = store.get(name)
+    if (!s) {
+      s = tf.tidy(() => tf.variable(tf.zerosLike(p), false)) // the zeros are freed, the variable kept
+      store.set(name, s)
+    }
+    return s
+  }
+
+  /** Replaces the state (resuming from a checkpoint); the maps take ownership of the tensors. */
+  load(step: number, m: Map<string, tf.Tensor>, v: Map<string, tf.Tensor>): void {
+    this.dispose()
+    this.step = step
+    for (const [k, t] of m) this.m.set(k, tf.variable(t, false))
+    for (const [k, t] of v) this.v.set(k, tf.variable(t, false))
+    tf.dispose([...m.values(), ...v.values()])
+  }
+
+  dispose(): void {
+    for (const t of [...this.m.values(), ...this.v.values()]) t.dispose()
+    this.m.clear()
+    this.v.clear()
+  }
+}
+
+/**
+ * Scales gradients so their global L2 norm is at most maxNorm, as
+ * torch.nn.utils.clip_grad_norm_ does (factor maxNorm/(norm + 1e-6) when below 1).
+ * Returns the norm before clipping; replaces (and disposes) the tensors in `grads`.
+ */
+export function clipByGlobalNorm(grads: Map<string, tf.Tensor>, maxNorm: number): number {
+  const norm = tf.tidy(() => tf.sqrt(tf.addN([...grads.values()].map((g) => g.square().sum()))).dataSync()[0])
+  const coef = maxNorm / (norm + 1e-6)
+  if (coef < 1) {
+    for (const [k, g] of grads) {
+      grads.set(k, g.mul(coef))
+      g.dispose()
+    }
+  }
+  return norm
+}
