@@ -3,19 +3,20 @@ import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm'
 import {createRequire} from 'node:module'
 import {dirname, join, sep} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {setNativeKernelsEnabled, startNative} from './native.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
-export const BACKEND_CHOICES = ['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'] as const
+export const BACKEND_CHOICES = ['auto', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
 export type BackendChoice = (typeof BACKEND_CHOICES)[number]
 export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
 
-/** Fastest first; a later 'native' backend slots in before wasm. */
-export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']
+/** Fastest first: libtensorflow (GPU, CPU), then our Node-API kernels over BLAS, then wasm. */
+export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu']
 
 export interface BackendInfo {
   /** the backend asked for, resolved (never 'auto') */
   name: ConcreteBackend
-  /** tfjs' own name of the registered backend ('tensorflow', 'wasm', 'cpu') */
+  /** tfjs' own name of the registered backend ('tensorflow', 'wasm', 'cpu'; native runs as 'cpu') */
   tfName: string
 }
 
@@ -23,29 +24,32 @@ export interface BackendInfo {
  * Initialises the chosen backend and makes it current. An explicit choice that cannot
  * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts.
  */
-export async function initBackend(choice: BackendChoice = 'auto'): Promise<BackendInfo> {
+export async function initBackend(choice: BackendChoice = 'auto', threads?: number): Promise<BackendInfo> {
   if (choice !== 'auto') {
-    const why = await tryBackend(choice)
+    const why = await tryBackend(choice, threads)
     if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
     return {name: choice, tfName: tf.getBackend()}
   }
   for (const name of AUTO_ORDER) {
-    if ((await tryBackend(name)) === null) return {name, tfName: tf.getBackend()}
+    if ((await tryBackend(name, threads)) === null) return {name, tfName: tf.getBackend()}
   }
   throw new SpanError('no TensorFlow.js backend could be initialised')
 }
 
 /** Starts one backend; null on success, else the reason it could not. */
-async function tryBackend(name: ConcreteBackend): Promise<string | null> {
+async function tryBackend(name: ConcreteBackend, threads?: number): Promise<string | null> {
   try {
     switch (name) {
       case 'tensorflow-gpu':
         return await startNode('@tensorflow/tfjs-node-gpu')
       case 'tensorflow':
         return await startNode('@tensorflow/tfjs-node')
+      case 'native':
+        return await startNative(threads) // the cpu backend with native kernels registered
       case 'wasm':
         return await startWasm()
       case 'cpu':
+        setNativeKernelsEnabled(false) // plain tfjs kernels, also where the addon is loaded
         return (await tf.setBackend('cpu')) ? null : 'the cpu backend failed to start'
     }
   } catch (err) {

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {nativeActive} from './native-ops.js'
 
 /** The last two axes swapped: [..., M, N] → [..., N, M]. */
 export function swapLast(t: tf.Tensor): tf.Tensor {
@@ -13,9 +14,10 @@ export function swapLast(t: tf.Tensor): tf.Tensor {
  * ask the kernel to transpose an operand: the wasm backend's BatchMatMul is 7–10× slower
  * with transposeA/transposeB than with both operands in natural layout, while an explicit
  * transpose is cheap. tf.matMul's own gradient (dA = dy·bᵀ, dB = aᵀ·dy) uses the slow
- * forms, so the gradient here transposes first.
+ * forms, so the gradient here transposes first. On the native backend none of this is needed.
  */
 export function matMulNN(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  if (nativeActive()) return tf.matMul(a, b) // BLAS transposes for free: tf.matMul's own gradient is best there
   const f = tf.customGrad((x, y, save) => {
     const A = x as tf.Tensor // [..., M, K]
     const B = y as tf.Tensor // [..., K, N]

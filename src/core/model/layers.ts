@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {dropoutFast} from '../engine/native-ops.js'
 import type {Rng} from '../data/rng.js'
 import {matMulNN} from '../engine/matmul.js'
 import type {ParamStore} from './params.js'
@@ -38,5 +39,5 @@ export function gelu(x: tf.Tensor): tf.Tensor {
 export function dropout(x: tf.Tensor, rate: number, ctx: ForwardContext): tf.Tensor {
   if (!ctx.training || rate === 0) return x
   if (!ctx.rng) throw new Error('dropout while training needs a seeded generator')
-  return tf.dropout(x, rate, undefined, ctx.rng.next())
+  return dropoutFast(x, rate, ctx.rng.next()) // tf.dropout except on the native backend (same seeding)
 }

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {adamwFast} from '../engine/native-ops.js'
 import {decays} from '../model/params.js'
 
 export interface AdamWOptions {
@@ -39,6 +40,8 @@ export class AdamW {
       if (!g) continue
       const m = this.moment(this.m, name, p)
       const v = this.moment(this.v, name, p)
+      const decay = decays(name) ? weightDecay : 0
+      if (adamwFast(p, m, v, g, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2})) continue // one fused pass on native
       tf.tidy(() => {
         m.assign(m.mul(beta1).add(g.mul(1 - beta1))) // same shape as p
         v.assign(v.mul(beta2).add(g.square().mul(1 - beta2))) // same shape as p

@@ -1,0 +1,18 @@
+{
+  "targets": [
+    {
+      "target_name": "span_native",
+      "sources": ["src/addon.cc", "src/gemm.cc", "src/ops.cc", "src/pool.cc"],
+      "defines": ["<!(node detect-blas.mjs define)", "NAPI_VERSION=8"],
+      "include_dirs": ["<!@(node detect-blas.mjs include)"],
+      "libraries": ["<!@(node detect-blas.mjs libs)"],
+      "cflags_cc": ["-std=c++17", "-O3", "-march=native", "-pthread"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "ldflags": ["-pthread"],
+      "xcode_settings": {
+        "OTHER_CPLUSPLUSFLAGS": ["-std=c++17", "-O3"],
+        "GCC_ENABLE_CPP_EXCEPTIONS": "YES"
+      }
+    }
+  ]
+}

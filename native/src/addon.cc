@@ -1,0 +1,295 @@
+// Node-API entry points of span's native kernels. Every function is synchronous and takes
+// its tensors as TypedArrays that JavaScript allocated (outputs included), so the addon never
+// owns tensor memory. Shapes arrive as plain arrays of numbers. See src/core/engine/native.ts.
+#include <node_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "gemm.h"
+#include "ops.h"
+#include "pool.h"
+
+namespace {
+
+#define CHECK(call)                                               \
+  do {                                                            \
+    if ((call) != napi_ok) {                                      \
+      napi_throw_error(env, nullptr, "span_native: bad argument"); \
+      return nullptr;                                             \
+    }                                                             \
+  } while (0)
+
+struct Args {
+  napi_value v[16];
+  size_t n = 16;
+};
+
+bool args(napi_env env, napi_callback_info info, Args& a, size_t want) {
+  if (napi_get_cb_info(env, info, &a.n, a.v, nullptr, nullptr) != napi_ok || a.n < want) {
+    napi_throw_error(env, nullptr, "span_native: too few arguments");
+    return false;
+  }
+  return true;
+}
+
+/** Pointer to the first element of a TypedArray (byte offset applied) and its length. */
+template <class T>
+bool typed(napi_env env, napi_value v, T** data, size_t* len) {
+  napi_typedarray_type type;
+  void* ptr;
+  napi_value ab;
+  size_t off;
+  if (napi_get_typedarray_info(env, v, &type, len, &ptr, &ab, &off) != napi_ok) return false;
+  *data = static_cast<T*>(ptr);
+  return true;
+}
+
+bool num(napi_env env, napi_value v, double* out) { return napi_get_value_double(env, v, out) == napi_ok; }
+bool flag(napi_env env, napi_value v, bool* out) { return napi_get_value_bool(env, v, out) == napi_ok; }
+
+bool ints(napi_env env, napi_value v, std::vector<int64_t>& out) {
+  uint32_t n;
+  if (napi_get_array_length(env, v, &n) != napi_ok) return false;
+  out.resize(n);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value e;
+    if (napi_get_element(env, v, i, &e) != napi_ok || napi_get_value_int64(env, e, &out[i]) != napi_ok) return false;
+  }
+  return true;
+}
+
+napi_value boolean(napi_env env, bool b) {
+  napi_value r;
+  napi_get_boolean(env, b, &r);
+  return r;
+}
+
+// info() → {blas, threads}
+napi_value Info(napi_env env, napi_callback_info) {
+  napi_value o, blas, threads;
+  napi_create_object(env, &o);
+  napi_create_string_utf8(env, span::blas_name(), NAPI_AUTO_LENGTH, &blas);
+  napi_create_int32(env, span::get_threads(), &threads);
+  napi_set_named_property(env, o, "blas", blas);
+  napi_set_named_property(env, o, "threads", threads);
+  return o;
+}
+
+// setThreads(n)
+napi_value SetThreads(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 1)) return nullptr;
+  double n;
+  CHECK(num(env, a.v[0], &n) ? napi_ok : napi_invalid_arg);
+  span::set_threads(static_cast<int>(n));
+  return nullptr;
+}
+
+// matmul(a, b, out, batchA, batchB, M, N, K, transA, transB)
+napi_value MatMul(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 10)) return nullptr;
+  float *x, *y, *z;
+  size_t nx, ny, nz;
+  double d[5];
+  bool ta, tb;
+  CHECK(typed(env, a.v[0], &x, &nx) && typed(env, a.v[1], &y, &ny) && typed(env, a.v[2], &z, &nz) ? napi_ok
+                                                                                                      : napi_invalid_arg);
+  for (int i = 0; i < 5; i++) CHECK(num(env, a.v[3 + i], &d[i]) ? napi_ok : napi_invalid_arg);
+  CHECK(flag(env, a.v[8], &ta) && flag(env, a.v[9], &tb) ? napi_ok : napi_invalid_arg);
+  size_t bA = d[0], bB = d[1], M = d[2], N = d[3], K = d[4];
+  size_t batch = bA > bB ? bA : bB;
+  if (nx < bA * M * K || ny < bB * K * N || nz < batch * M * N) {
+    napi_throw_range_error(env, nullptr, "span_native.matmul: buffer too small");
+    return nullptr;
+  }
+  span::batch_matmul(x, y, z, bA, bB, M, N, K, ta, tb);
+  return nullptr;
+}
+
+// binary(op, a, b, out, shape, stridesA, stridesB)
+napi_value Binary(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 7)) return nullptr;
+  double op;
+  float *x, *y, *z;
+  size_t nx, ny, nz;
+  std::vector<int64_t> shape, sa, sb;
+  CHECK(num(env, a.v[0], &op) ? napi_ok : napi_invalid_arg);
+  CHECK(typed(env, a.v[1], &x, &nx) && typed(env, a.v[2], &y, &ny) && typed(env, a.v[3], &z, &nz) ? napi_ok
+                                                                                                      : napi_invalid_arg);
+  CHECK(ints(env, a.v[4], shape) && ints(env, a.v[5], sa) && ints(env, a.v[6], sb) ? napi_ok : napi_invalid_arg);
+  if (shape.empty() || sa.size() != shape.size() || sb.size() != shape.size()) {
+    napi_throw_range_error(env, nullptr, "span_native.binary: rank mismatch");
+    return nullptr;
+  }
+  span::binary(static_cast<int>(op), x, y, z, static_cast<int>(shape.size()), shape.data(), sa.data(), sb.data());
+  return nullptr;
+}
+
+// unary(op, x, out)
+napi_value Unary(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 3)) return nullptr;
+  double op;
+  float *x, *z;
+  size_t nx, nz;
+  CHECK(num(env, a.v[0], &op) && typed(env, a.v[1], &x, &nx) && typed(env, a.v[2], &z, &nz) ? napi_ok
+                                                                                               : napi_invalid_arg);
+  span::unary(static_cast<int>(op), x, z, nx < nz ? nx : nz);
+  return nullptr;
+}
+
+// softmax(x, out, rows, cols)
+napi_value Softmax(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 4)) return nullptr;
+  float *x, *z;
+  size_t nx, nz;
+  double rows, cols;
+  CHECK(typed(env, a.v[0], &x, &nx) && typed(env, a.v[1], &z, &nz) && num(env, a.v[2], &rows) &&
+                num(env, a.v[3], &cols)
+            ? napi_ok
+            : napi_invalid_arg);
+  if (nx < rows * cols || nz < rows * cols) {
+    napi_throw_range_error(env, nullptr, "span_native.softmax: buffer too small");
+    return nullptr;
+  }
+  span::softmax(x, z, rows, cols);
+  return nullptr;
+}
+
+// reduce(op, x, out, outer, R, inner)
+napi_value Reduce(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 6)) return nullptr;
+  double op, d[3];
+  float *x, *z;
+  size_t nx, nz;
+  CHECK(num(env, a.v[0], &op) && typed(env, a.v[1], &x, &nx) && typed(env, a.v[2], &z, &nz) ? napi_ok
+                                                                                               : napi_invalid_arg);
+  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[3 + i], &d[i]) ? napi_ok : napi_invalid_arg);
+  size_t outer = d[0], R = d[1], inner = d[2];
+  if (nx < outer * R * inner || nz < outer * inner) {
+    napi_throw_range_error(env, nullptr, "span_native.reduce: buffer too small");
+    return nullptr;
+  }
+  span::reduce(static_cast<int>(op), x, z, outer, R, inner);
+  return nullptr;
+}
+
+// transpose(x, out, shape, perm)
+napi_value Transpose(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 4)) return nullptr;
+  float *x, *z;
+  size_t nx, nz;
+  std::vector<int64_t> shape, perm;
+  CHECK(typed(env, a.v[0], &x, &nx) && typed(env, a.v[1], &z, &nz) && ints(env, a.v[2], shape) &&
+                ints(env, a.v[3], perm)
+            ? napi_ok
+            : napi_invalid_arg);
+  size_t total = 1;
+  for (auto s : shape) total *= s;
+  if (shape.empty() || perm.size() != shape.size() || nx < total || nz < total) {
+    napi_throw_range_error(env, nullptr, "span_native.transpose: bad shape");
+    return nullptr;
+  }
+  span::transpose(x, z, static_cast<int>(shape.size()), shape.data(), perm.data());
+  return nullptr;
+}
+
+// gather(x, indices:Int32Array, out, outer, R, inner) → false on an out-of-range index
+napi_value Gather(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 6)) return nullptr;
+  uint32_t *x, *z;
+  int32_t* idx;
+  size_t nx, ni, nz;
+  double d[3];
+  CHECK(typed(env, a.v[0], &x, &nx) && typed(env, a.v[1], &idx, &ni) && typed(env, a.v[2], &z, &nz) ? napi_ok
+                                                                                                       : napi_invalid_arg);
+  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[3 + i], &d[i]) ? napi_ok : napi_invalid_arg);
+  size_t outer = d[0], R = d[1], inner = d[2];
+  if (nx < outer * R * inner || nz < outer * ni * inner) {
+    napi_throw_range_error(env, nullptr, "span_native.gather: buffer too small");
+    return nullptr;
+  }
+  return boolean(env, span::gather(x, idx, z, outer, R, inner, ni));
+}
+
+// scatterAdd(updates, offsets:Int32Array, slice, out) → false on an out-of-range offset
+napi_value ScatterAdd(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 4)) return nullptr;
+  float *u, *z;
+  int32_t* off;
+  size_t nu, no, nz;
+  double slice;
+  CHECK(typed(env, a.v[0], &u, &nu) && typed(env, a.v[1], &off, &no) && num(env, a.v[2], &slice) &&
+                typed(env, a.v[3], &z, &nz)
+            ? napi_ok
+            : napi_invalid_arg);
+  if (nu < no * static_cast<size_t>(slice)) {
+    napi_throw_range_error(env, nullptr, "span_native.scatterAdd: buffer too small");
+    return nullptr;
+  }
+  std::vector<int64_t> offsets(off, off + no);
+  return boolean(env, span::scatter_add(u, offsets.data(), no, slice, z, nz));
+}
+
+// dropoutMask(out, keep, seed)
+napi_value DropoutMask(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 3)) return nullptr;
+  float* z;
+  size_t nz;
+  double keep, seed;
+  CHECK(typed(env, a.v[0], &z, &nz) && num(env, a.v[1], &keep) && num(env, a.v[2], &seed) ? napi_ok
+                                                                                             : napi_invalid_arg);
+  span::dropout_mask(z, nz, static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// adamw(p, m, v, g, p2, m2, v2, lr, beta1, beta2, eps, decay, bc1, bc2)
+napi_value AdamW(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 14)) return nullptr;
+  float* t[7];
+  size_t n[7];
+  double h[7];
+  for (int i = 0; i < 7; i++) CHECK(typed(env, a.v[i], &t[i], &n[i]) ? napi_ok : napi_invalid_arg);
+  for (int i = 0; i < 7; i++) CHECK(num(env, a.v[7 + i], &h[i]) ? napi_ok : napi_invalid_arg);
+  for (int i = 1; i < 7; i++)
+    if (n[i] != n[0]) {
+      napi_throw_range_error(env, nullptr, "span_native.adamw: size mismatch");
+      return nullptr;
+    }
+  span::adamw(t[0], t[1], t[2], t[3], t[4], t[5], t[6], n[0], h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+  return nullptr;
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  span::blas_single_thread();
+  const napi_property_descriptor props[] = {
+      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"matmul", nullptr, MatMul, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"binary", nullptr, Binary, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"unary", nullptr, Unary, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"softmax", nullptr, Softmax, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"reduce", nullptr, Reduce, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"transpose", nullptr, Transpose, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"gather", nullptr, Gather, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"scatterAdd", nullptr, ScatterAdd, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"dropoutMask", nullptr, DropoutMask, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

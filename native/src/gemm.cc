@@ -1,0 +1,167 @@
+// Matrix products. With a CBLAS (detected at build time, see detect-blas.mjs) each product
+// is one cblas_sgemm per thread chunk; without one, a cache-blocked kernel of our own.
+// Work is split across the addon's pool: whole batch entries when there are enough of them,
+// else row (or column) stripes of C. BLAS itself runs single-threaded.
+#include "gemm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "pool.h"
+
+#if defined(SPAN_BLAS_ACCELERATE)
+#include <Accelerate/Accelerate.h>
+#define SPAN_HAVE_CBLAS 1
+#elif defined(SPAN_BLAS_OPENBLAS) || defined(SPAN_BLAS_BLIS) || defined(SPAN_BLAS_CBLAS)
+#include <cblas.h>
+#define SPAN_HAVE_CBLAS 1
+#endif
+
+#if defined(SPAN_BLAS_OPENBLAS)
+extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_corename(void);
+#endif
+#if defined(SPAN_BLAS_BLIS)
+extern "C" void bli_thread_set_num_threads(long);
+#endif
+
+namespace span {
+
+const char* blas_name() {
+#if defined(SPAN_BLAS_OPENBLAS)
+  static char name[64];
+  snprintf(name, sizeof name, "openblas (%s)", openblas_get_corename());  // the kernel set OpenBLAS picked
+  return name;
+#elif defined(SPAN_BLAS_BLIS)
+  return "blis";
+#elif defined(SPAN_BLAS_ACCELERATE)
+  return "accelerate";
+#elif defined(SPAN_BLAS_CBLAS)
+  return "cblas";
+#else
+  return "builtin";
+#endif
+}
+
+void blas_single_thread() {
+#if defined(SPAN_BLAS_OPENBLAS)
+  openblas_set_num_threads(1);
+#elif defined(SPAN_BLAS_BLIS)
+  bli_thread_set_num_threads(1);
+#endif
+}
+
+namespace {
+
+/** One product of the stripe rows [m0, m1) x columns [n0, n1) of C (leading dimension N). */
+struct Gemm {
+  const float* a;
+  const float* b;
+  float* c;
+  size_t M, N, K;
+  bool transA, transB;
+};
+
+#ifdef SPAN_HAVE_CBLAS
+void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  size_t lda = g.transA ? g.M : g.K, ldb = g.transB ? g.K : g.N;
+  const float* a = g.transA ? g.a + m0 : g.a + m0 * lda;
+  const float* b = g.transB ? g.b + n0 * ldb : g.b + n0;
+  cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
+              (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, g.c + m0 * g.N + n0,
+              (int)g.N);
+}
+#else
+// Builtin kernel (no BLAS): op(B)'s column stripe is packed row-major into [K, n] panels of
+// kNc columns, then four rows of C at a time accumulate a[i,k] * Bpanel[k, :] (the inner
+// loop is a contiguous axpy the compiler vectorises).
+constexpr size_t kKc = 256, kNc = 512;
+
+inline float at_a(const Gemm& g, size_t i, size_t k) { return g.transA ? g.a[k * g.M + i] : g.a[i * g.K + k]; }
+inline float at_b(const Gemm& g, size_t k, size_t j) { return g.transB ? g.b[j * g.K + k] : g.b[k * g.N + j]; }
+
+void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  std::vector<float> panel(kKc * kNc), arow(4 * kKc);
+  for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
+  for (size_t j0 = n0; j0 < n1; j0 += kNc) {
+    size_t nc = std::min(kNc, n1 - j0);
+    for (size_t k0 = 0; k0 < g.K; k0 += kKc) {
+      size_t kc = std::min(kKc, g.K - k0);
+      for (size_t k = 0; k < kc; k++)
+        for (size_t j = 0; j < nc; j++) panel[k * nc + j] = at_b(g, k0 + k, j0 + j);
+      size_t i = m0;
+      for (; i + 4 <= m1; i += 4) {
+        for (size_t r = 0; r < 4; r++)
+          for (size_t k = 0; k < kc; k++) arow[r * kc + k] = at_a(g, i + r, k0 + k);
+        float* c0 = g.c + i * g.N + j0;
+        float* c1 = c0 + g.N;
+        float* c2 = c1 + g.N;
+        float* c3 = c2 + g.N;
+        for (size_t k = 0; k < kc; k++) {
+          const float* p = &panel[k * nc];
+          float a0 = arow[k], a1 = arow[kc + k], a2 = arow[2 * kc + k], a3 = arow[3 * kc + k];
+          for (size_t j = 0; j < nc; j++) {
+            float bj = p[j];
+            c0[j] += a0 * bj;
+            c1[j] += a1 * bj;
+            c2[j] += a2 * bj;
+            c3[j] += a3 * bj;
+          }
+        }
+      }
+      for (; i < m1; i++) {
+        float* c0 = g.c + i * g.N + j0;
+        for (size_t k = 0; k < kc; k++) {
+          float a0 = at_a(g, i, k0 + k);
+          const float* p = &panel[k * nc];
+          for (size_t j = 0; j < nc; j++) c0[j] += a0 * p[j];
+        }
+      }
+    }
+  }
+}
+#endif
+
+void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  if (m1 <= m0 || n1 <= n0) return;
+  if (g.K == 0) {
+    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
+    return;
+  }
+  gemm_block(g, m0, m1, n0, n1);
+}
+
+}  // namespace
+
+void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
+                  size_t K, bool transA, bool transB) {
+  size_t batch = std::max(batchA, batchB);
+  if (batch == 0 || M == 0 || N == 0) return;
+  auto entry = [&](size_t i) {
+    return Gemm{a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
+                transA, transB};
+  };
+  size_t flops = 2 * M * N * std::max<size_t>(K, 1);
+  size_t threads = get_threads();
+  if (batch >= threads * 2 || batch * flops < (1u << 18)) {
+    // enough independent products: one chunk of batch entries per thread
+    size_t grain = std::max<size_t>(1, (1u << 18) / flops);
+    parallel_for(batch, grain, [&](size_t b0, size_t b1) {
+      for (size_t i = b0; i < b1; i++) gemm_one(entry(i), 0, M, 0, N);
+    });
+    return;
+  }
+  // few, large products: split each into stripes of rows (or columns when M is small)
+  for (size_t i = 0; i < batch; i++) {
+    Gemm g = entry(i);
+    if (M >= N || M >= 64 * threads) {
+      parallel_for(M, 16, [&](size_t m0, size_t m1) { gemm_one(g, m0, m1, 0, N); });
+    } else {
+      parallel_for(N, 64, [&](size_t n0, size_t n1) { gemm_one(g, 0, M, n0, n1); });
+    }
+  }
+}
+
+}  // namespace span

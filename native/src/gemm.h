@@ -1,0 +1,20 @@
+#pragma once
+#include <cstddef>
+
+namespace span {
+
+/** Name of the BLAS the addon was linked with ("openblas (core)", "blis", "accelerate", "cblas") or "builtin". */
+const char* blas_name();
+/** Pins the BLAS library to one thread, so the addon's own pool is the only one. */
+void blas_single_thread();
+
+/**
+ * C[b] = op(A[b]) · op(B[b]) for b in [0, batch), row-major, as tfjs' BatchMatMul computes it
+ * (tfjs-backend-cpu batchMatMul). A is [batchA, M, K] (or [batchA, K, M] when transA), B is
+ * [batchB, K, N] (or [batchB, N, K] when transB); batchA and batchB are either equal to batch
+ * or 1 (broadcast).
+ */
+void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
+                  size_t K, bool transA, bool transB);
+
+}  // namespace span

@@ -1,0 +1,32 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace span {
+
+enum BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kSquaredDiff };
+enum UnaryOp { kExp, kLog, kErf, kSqrt, kRsqrt, kSquare, kNeg, kTanh, kSigmoid, kRelu, kAbs, kFloor, kReciprocal };
+enum ReduceOp { kSum, kMean, kRMax, kRMin };
+
+/** out = a (op) b with broadcasting, over collapsed dims `shape` and per-operand element strides (0 = broadcast). */
+void binary(int op, const float* a, const float* b, float* out, int rank, const int64_t* shape, const int64_t* sa,
+            const int64_t* sb);
+/** out[i] = op(x[i]). */
+void unary(int op, const float* x, float* out, size_t n);
+/** Row-wise softmax of [rows, cols] (tfjs Softmax over the last axis). */
+void softmax(const float* x, float* out, size_t rows, size_t cols);
+/** out[o, j] = reduce_r x[o, r, j] for x viewed as [outer, R, inner]. */
+void reduce(int op, const float* x, float* out, size_t outer, size_t R, size_t inner);
+/** out = transpose(x, perm) over collapsed dims. */
+void transpose(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm);
+/** out[o, n, j] = x[o, idx[n], j] (x [outer, R, inner]; 4-byte elements); false on an out-of-range index. */
+bool gather(const uint32_t* x, const int32_t* idx, uint32_t* out, size_t outer, size_t R, size_t inner, size_t n);
+/** out (zeroed, size outSize) += updates[n, :] at offsets[n] (ScatterNd sums duplicates); false when out of range. */
+bool scatter_add(const float* updates, const int64_t* offsets, size_t n, size_t slice, float* out, size_t outSize);
+/** Inverted-dropout mask: each entry 1/keep with probability keep, else 0, from a counter-based generator. */
+void dropout_mask(float* out, size_t n, float keep, uint64_t seed);
+/** One AdamW update (torch.optim.AdamW): writes p', m', v'. */
+void adamw(const float* p, const float* m, const float* v, const float* g, float* p2, float* m2, float* v2, size_t n,
+           float lr, float beta1, float beta2, float eps, float decay, float bc1, float bc2);
+
+}  // namespace span

@@ -1,0 +1,377 @@
+import * as tf from '@tensorflow/tfjs'
+import {allocF32} from './native-pool.js'
+
+/** The addon's functions (native/src/addon.cc); every tensor is a TypedArray that JS allocated. */
+export interface NativeAddon {
+  info(): {blas: string; threads: number}
+  setThreads(n: number): void
+  matmul(a: Float32Array, b: Float32Array, out: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number, transA: boolean, transB: boolean): void
+  binary(op: number, a: Float32Array, b: Float32Array, out: Float32Array, shape: number[], stridesA: number[], stridesB: number[]): void
+  unary(op: number, x: Float32Array, out: Float32Array): void
+  softmax(x: Float32Array, out: Float32Array, rows: number, cols: number): void
+  reduce(op: number, x: Float32Array, out: Float32Array, outer: number, R: number, inner: number): void
+  transpose(x: Float32Array, out: Float32Array, shape: number[], perm: number[]): void
+  gather(x: Uint32Array, indices: Int32Array, out: Uint32Array, outer: number, R: number, inner: number): boolean
+  scatterAdd(updates: Float32Array, offsets: Int32Array, slice: number, out: Float32Array): boolean
+  dropoutMask(out: Float32Array, keep: number, seed: number): void
+  adamw(p: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, p2: Float32Array, m2: Float32Array, v2: Float32Array,
+    lr: number, beta1: number, beta2: number, eps: number, decay: number, bc1: number, bc2: number): void
+}
+
+// Operation codes: the enums of native/src/ops.h.
+const BINARY = {Add: 0, Sub: 1, Multiply: 2, RealDiv: 3, Maximum: 4, Minimum: 5, SquaredDifference: 6} as const
+const UNARY = {Exp: 0, Log: 1, Erf: 2, Sqrt: 3, Rsqrt: 4, Square: 5, Neg: 6, Tanh: 7, Sigmoid: 8, Relu: 9, Abs: 10, Floor: 11, Reciprocal: 12} as const
+const REDUCE = {Sum: 0, Mean: 1, Max: 2, Min: 3} as const
+
+/** What the cpu backend hands a kernel: its tensor store and makeTensorInfo. */
+interface CpuBackend {
+  data: {get(id: tf.DataId): {values?: unknown}}
+  makeTensorInfo(shape: number[], dtype: tf.DataType, values: Float32Array | Int32Array): tf.TensorInfo
+}
+interface KernelArgs {
+  inputs: Record<string, tf.TensorInfo | undefined>
+  backend: CpuBackend
+  attrs?: Record<string, unknown>
+}
+/** A native kernel: its output(s), or null to let tfjs' own kernel handle the case. */
+type NativeKernel = (addon: NativeAddon, args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[] | null
+
+let enabled = true
+const registered = new Set<string>()
+/** Calls per kernel served natively and handed to tfjs' own kernel; ms of both when SPAN_NATIVE_PROFILE=1. */
+const counts = new Map<string, {native: number; fallback: number; ms: number}>()
+const timing = process.env.SPAN_NATIVE_PROFILE === '1'
+
+/** How often each registered kernel ran natively or fell back, and its time when profiling (a copy). */
+export function kernelCounts(): Record<string, {native: number; fallback: number; ms: number}> {
+  return Object.fromEntries([...counts].map(([k, v]) => [k, {...v}]))
+}
+
+export function setKernelsEnabled(on: boolean): void {
+  enabled = on
+}
+
+const size = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1)
+
+/** The float32 values of a cpu-backend tensor, or null for any other dtype or storage. */
+function f32(backend: CpuBackend, t: tf.TensorInfo | undefined): Float32Array | null {
+  if (!t || t.dtype !== 'float32') return null
+  const v = backend.data.get(t.dataId).values
+  return v instanceof Float32Array ? v : null
+}
+
+function i32(backend: CpuBackend, t: tf.TensorInfo | undefined): Int32Array | null {
+  if (!t || t.dtype !== 'int32') return null
+  const v = backend.data.get(t.dataId).values
+  return v instanceof Int32Array ? v : null
+}
+
+/** numpy broadcasting of two shapes; null when they are incompatible. */
+export function broadcastShape(a: readonly number[], b: readonly number[]): number[] | null {
+  const rank = Math.max(a.length, b.length)
+  const out: number[] = []
+  for (let i = 0; i < rank; i++) {
+    const x = a[a.length - rank + i] ?? 1
+    const y = b[b.length - rank + i] ?? 1
+    if (x !== y && x !== 1 && y !== 1) return null
+    out.push(x === 1 ? y : x)
+  }
+  return out
+}
+
+/** Element strides of `shape` read as `out` (right-aligned), 0 along broadcast axes. */
+function broadcastStrides(shape: readonly number[], out: readonly number[]): number[] {
+  const strides = new Array<number>(out.length).fill(0)
+  let s = 1
+  for (let i = shape.length - 1; i >= 0; i--) {
+    const o = out.length - shape.length + i
+    strides[o] = shape[i] === 1 && out[o] !== 1 ? 0 : s
+    s *= shape[i]
+  }
+  return strides
+}
+
+/**
+ * Merges output axes the operands walk identically (e.g. equal shapes become one axis),
+ * drops size-1 axes; always returns rank >= 1.
+ */
+export function collapse(shape: number[], strides: number[][]): {shape: number[]; strides: number[][]} {
+  const keep = shape.map((d, i) => i).filter((i) => shape[i] !== 1)
+  const outShape: number[] = []
+  const outStrides: number[][] = strides.map(() => [])
+  for (const i of keep) {
+    const last = outShape.length - 1
+    if (last >= 0 && strides.every((s, k) => outStrides[k][last] === s[i] * shape[i])) {
+      outShape[last] *= shape[i]
+      strides.forEach((s, k) => (outStrides[k][last] = s[i]))
+    } else {
+      outShape.push(shape[i])
+      strides.forEach((s, k) => outStrides[k].push(s[i]))
+    }
+  }
+  if (outShape.length === 0) return {shape: [1], strides: strides.map(() => [1])}
+  return {shape: outShape, strides: outStrides}
+}
+
+/** out = a (op) b with broadcasting, into `out` (which may alias a when shapes are equal). */
+function broadcastBinary(addon: NativeAddon, op: number, a: Float32Array, aShape: number[], b: Float32Array, bShape: number[], outShape: number[], out: Float32Array): void {
+  const c = collapse(outShape, [broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape)])
+  addon.binary(op, a, b, out, c.shape, c.strides[0], c.strides[1])
+}
+
+/** Add, Sub, Multiply, RealDiv, Maximum, Minimum, SquaredDifference (tfjs-backend-cpu binaryKernelFunc). */
+function binaryKernel(op: number): NativeKernel {
+  return (addon, {inputs, backend}) => {
+    const a = f32(backend, inputs.a)
+    const b = f32(backend, inputs.b)
+    if (!a || !b) return null
+    const outShape = broadcastShape(inputs.a!.shape, inputs.b!.shape)
+    if (!outShape) return null
+    const out = allocF32(size(outShape))
+    if (out.length > 0) broadcastBinary(addon, op, a, inputs.a!.shape, b, inputs.b!.shape, outShape, out)
+    return backend.makeTensorInfo(outShape, 'float32', out)
+  }
+}
+
+/** Exp, Log, Erf, Sqrt, … (tfjs-backend-cpu unaryKernelFunc), float32 only. */
+function unaryKernel(op: number): NativeKernel {
+  return (addon, {inputs, backend}) => {
+    const x = f32(backend, inputs.x)
+    if (!x) return null
+    const out = allocF32(x.length)
+    if (out.length > 0) addon.unary(op, x, out)
+    return backend.makeTensorInfo(inputs.x!.shape, 'float32', out)
+  }
+}
+
+/** Softmax over the last axis (tfjs-backend-cpu Softmax: exp(x − max) / Σ). */
+const softmax: NativeKernel = (addon, {inputs, backend, attrs}) => {
+  const x = f32(backend, inputs.logits)
+  const shape = inputs.logits?.shape ?? []
+  const dim = Number(attrs?.dim ?? -1)
+  if (!x || shape.length === 0 || (dim !== -1 && dim !== shape.length - 1)) return null
+  const cols = shape[shape.length - 1]
+  const out = allocF32(x.length)
+  if (out.length > 0) addon.softmax(x, out, x.length / cols, cols)
+  return backend.makeTensorInfo(shape, 'float32', out)
+}
+
+/**
+ * BatchMatMul and _FusedMatMul (tfjs-backend-cpu batchMatMul / _fusedMatMul): C = op(A)·op(B)
+ * over broadcast batch axes (one side's batch may be 1), then the fused bias and a linear,
+ * relu or sigmoid activation. Other activations (prelu, elu, relu6, leakyrelu) fall back.
+ */
+function matMulKernel(fused: boolean): NativeKernel {
+  return (addon, {inputs, backend, attrs}) => {
+    const {a: ta, b: tb, bias: tBias} = inputs
+    const a = f32(backend, ta)
+    const b = f32(backend, tb)
+    if (!a || !b || ta!.shape.length < 2 || tb!.shape.length < 2) return null
+    const activation = fused ? String(attrs?.activation ?? 'linear') : 'linear'
+    const act = {linear: -1, relu: UNARY.Relu, sigmoid: UNARY.Sigmoid}[activation]
+    if (act === undefined || (fused && inputs.preluActivationWeights)) return null
+    const bias = tBias ? f32(backend, tBias) : null
+    if (tBias && !bias) return null
+    const out = matMulValues(addon, a, ta!.shape, b, tb!.shape, Boolean(attrs?.transposeA), Boolean(attrs?.transposeB))
+    if (!out) return null
+    if (bias) {
+      // the bias must broadcast to the product's shape without enlarging it
+      if (broadcastShape(out.shape, tBias!.shape)?.join() !== out.shape.join()) return null
+      if (out.values.length > 0) broadcastBinary(addon, BINARY.Add, out.values, out.shape, bias, tBias!.shape, out.shape, out.values)
+    }
+    if (act >= 0 && out.values.length > 0) addon.unary(act, out.values, out.values)
+    return backend.makeTensorInfo(out.shape, 'float32', out.values)
+  }
+}
+
+/** The product itself; null for batch shapes the addon does not broadcast or mismatched inner sizes. */
+function matMulValues(addon: NativeAddon, a: Float32Array, aShape: number[], b: Float32Array, bShape: number[], transA: boolean, transB: boolean): {shape: number[]; values: Float32Array} | null {
+  const [ar, ac] = aShape.slice(-2)
+  const [br, bc] = bShape.slice(-2)
+  const [M, K] = transA ? [ac, ar] : [ar, ac]
+  const [K2, N] = transB ? [bc, br] : [br, bc]
+  if (K !== K2) return null
+  const aOuter = aShape.slice(0, -2)
+  const bOuter = bShape.slice(0, -2)
+  const outer = broadcastShape(aOuter, bOuter)
+  const batchA = size(aOuter)
+  const batchB = size(bOuter)
+  if (!outer || !(batchA === batchB || batchA === 1 || batchB === 1)) return null
+  if (batchA === batchB && batchA !== 1 && aOuter.join() !== bOuter.join()) return null
+  const shape = [...outer, M, N]
+  const values = allocF32(size(shape))
+  if (values.length > 0) addon.matmul(a, b, values, batchA, batchB, M, N, K, transA, transB)
+  return {shape, values}
+}
+
+/** Sum, Mean, Max, Min over contiguous axes (tfjs-backend-cpu sum/mean/max/min; Max names its axes reductionIndices). */
+function reduceKernel(op: number): NativeKernel {
+  return (addon, {inputs, backend, attrs}) => {
+    const x = f32(backend, inputs.x)
+    if (!x) return null
+    const shape = inputs.x!.shape
+    const axes = [...new Set(tf.util.parseAxisParam((attrs?.axis ?? attrs?.reductionIndices) as number | number[], shape))].sort((p, q) => p - q)
+    if (axes.length === 0 || axes.some((ax, i) => i > 0 && ax !== axes[i - 1] + 1)) return null
+    const first = axes[0]
+    const last = axes[axes.length - 1]
+    const outer = size(shape.slice(0, first))
+    const R = size(shape.slice(first, last + 1))
+    const inner = size(shape.slice(last + 1))
+    if (R === 0) return null
+    const outShape = attrs?.keepDims ? shape.map((d, i) => (axes.includes(i) ? 1 : d)) : shape.filter((_, i) => !axes.includes(i))
+    const out = allocF32(outer * inner)
+    if (out.length > 0) addon.reduce(op, x, out, outer, R, inner)
+    return backend.makeTensorInfo(outShape, 'float32', out)
+  }
+}
+
+/** Transpose (tfjs-backend-cpu transposeImpl), float32; axes that stay adjacent are merged first. */
+const transpose: NativeKernel = (addon, {inputs, backend, attrs}) => {
+  const x = f32(backend, inputs.x)
+  const perm = attrs?.perm as number[] | undefined
+  if (!x || !perm) return null
+  const shape = inputs.x!.shape
+  const outShape = perm.map((p) => shape[p])
+  const out = allocF32(x.length)
+  if (out.length > 0) {
+    const c = collapsePerm(shape, perm)
+    addon.transpose(x, out, c.shape, c.perm)
+  }
+  return backend.makeTensorInfo(outShape, 'float32', out)
+}
+
+/** Drops size-1 axes and merges input axes that stay consecutive in perm. */
+export function collapsePerm(shape: readonly number[], perm: readonly number[]): {shape: number[]; perm: number[]} {
+  const kept = perm.filter((p) => shape[p] !== 1) // input axes in output order
+  const groups: number[][] = []
+  for (const p of kept) {
+    const g = groups[groups.length - 1]
+    if (g && g[g.length - 1] + 1 === p) g.push(p)
+    else groups.push([p])
+  }
+  if (groups.length === 0) return {shape: [1], perm: [0]}
+  const byInput = [...groups].sort((g, h) => g[0] - h[0])
+  const newShape = byInput.map((g) => size(g.map((p) => shape[p])))
+  const newPerm = groups.map((g) => byInput.indexOf(g))
+  return {shape: newShape, perm: newPerm}
+}
+
+/** GatherV2 with batchDims 0 (tfjs-backend-cpu gatherV2Impl) of float32 or int32 rows; bad indices fall back (tfjs throws). */
+const gatherV2: NativeKernel = (addon, {inputs, backend, attrs}) => {
+  const {x: tx, indices: ti} = inputs
+  if (!tx || !ti || Number(attrs?.batchDims ?? 0) !== 0) return null
+  const x = tx.dtype === 'float32' ? f32(backend, tx) : i32(backend, tx)
+  const idx = i32(backend, ti)
+  if (!x || !idx) return null
+  const [axis] = tf.util.parseAxisParam(Number(attrs?.axis ?? 0), tx.shape)
+  const outShape = [...tx.shape.slice(0, axis), ...ti.shape, ...tx.shape.slice(axis + 1)]
+  const out = tx.dtype === 'float32' ? allocF32(size(outShape)) : new Int32Array(size(outShape))
+  if (out.length > 0) {
+    const words = (v: Float32Array | Int32Array): Uint32Array => new Uint32Array(v.buffer, v.byteOffset, v.length)
+    const ok = addon.gather(words(x), idx, words(out), size(tx.shape.slice(0, axis)), tx.shape[axis], size(tx.shape.slice(axis + 1)))
+    if (!ok) return null
+  }
+  return backend.makeTensorInfo(outShape, tx.dtype, out)
+}
+
+/** ScatterNd (tfjs-backend-cpu scatterImpl, duplicates summed) of float32 updates. */
+const scatterNd: NativeKernel = (addon, {inputs, backend, attrs}) => {
+  const idx = i32(backend, inputs.indices)
+  const upd = f32(backend, inputs.updates)
+  const shape = attrs?.shape as number[] | undefined
+  if (!idx || !upd || !shape) return null
+  const iShape = inputs.indices!.shape
+  const k = iShape.length > 1 ? iShape[iShape.length - 1] : 1
+  if (k < 1 || k > shape.length) return null
+  const slice = size(shape.slice(k))
+  const n = idx.length / k
+  if (upd.length !== n * slice) return null
+  const offsets = new Int32Array(n)
+  for (let i = 0; i < n; i++) {
+    let off = 0
+    for (let j = 0; j < k; j++) {
+      const v = idx[i * k + j]
+      if (v < 0 || v >= shape[j]) return null
+      off = off * shape[j] + v
+    }
+    offsets[i] = off * slice
+  }
+  const out = allocF32(size(shape))
+  if (out.length > 0 && !addon.scatterAdd(upd, offsets, slice, out)) return null
+  return backend.makeTensorInfo(shape, 'float32', out)
+}
+
+/**
+ * SplitV (tfjs-backend-cpu splitV, which slices element by element through TensorBuffer when
+ * the axis is not the first): x viewed as [outer, D, inner], each piece copied as rows of
+ * d·inner contiguous floats. Plain JavaScript: TypedArray.set is a memcpy.
+ */
+const splitV: NativeKernel = (_addon, {inputs, backend, attrs}) => {
+  const x = f32(backend, inputs.x)
+  if (!x) return null
+  const shape = inputs.x!.shape
+  const [axis] = tf.util.parseAxisParam(Number(attrs?.axis ?? 0), shape)
+  const sizes = tf.backend_util.prepareSplitSize(inputs.x!, attrs?.numOrSizeSplits as number | number[], axis)
+  const outer = size(shape.slice(0, axis))
+  const D = shape[axis]
+  const inner = size(shape.slice(axis + 1))
+  let offset = 0
+  return sizes.map((d) => {
+    const out = allocF32(outer * d * inner)
+    for (let o = 0; o < outer; o++) {
+      const from = (o * D + offset) * inner
+      out.set(x.subarray(from, from + d * inner), o * d * inner)
+    }
+    offset += d
+    return backend.makeTensorInfo(shape.map((n, i) => (i === axis ? d : n)), 'float32', out)
+  })
+}
+
+/** Every kernel the addon serves, by tfjs kernel name. */
+export const NATIVE_KERNELS: Record<string, NativeKernel> = {
+  BatchMatMul: matMulKernel(false),
+  _FusedMatMul: matMulKernel(true),
+  ...Object.fromEntries(Object.entries(BINARY).map(([name, op]) => [name, binaryKernel(op)])),
+  ...Object.fromEntries(Object.entries(UNARY).map(([name, op]) => [name, unaryKernel(op)])),
+  ...Object.fromEntries(Object.entries(REDUCE).map(([name, op]) => [name, reduceKernel(op)])),
+  Softmax: softmax,
+  Transpose: transpose,
+  GatherV2: gatherV2,
+  ScatterNd: scatterNd,
+  SplitV: splitV,
+}
+
+/**
+ * Re-registers each cpu kernel with a wrapper that runs the native version and falls back to
+ * tfjs' original (kept with its setup/dispose functions) when that returns null or when the
+ * native kernels are switched off. Gradients are looked up by kernel name, so they still apply.
+ */
+export function registerKernels(addon: NativeAddon): string[] {
+  for (const [name, native] of Object.entries(NATIVE_KERNELS)) {
+    if (registered.has(name)) continue
+    const original = tf.getKernel(name, 'cpu')
+    if (!original) continue
+    const count = {native: 0, fallback: 0, ms: 0}
+    counts.set(name, count)
+    const run = (args: KernelArgs) => {
+      const out = enabled ? native(addon, args) : null
+      if (out) {
+        count.native++
+        return out
+      }
+      count.fallback++
+      return original.kernelFunc(args as never)
+    }
+    const timed = (args: KernelArgs) => {
+      const t0 = performance.now()
+      const out = run(args)
+      count.ms += performance.now() - t0
+      return out
+    }
+    const kernelFunc = (timing ? timed : run) as tf.KernelFunc
+    tf.unregisterKernel(name, 'cpu')
+    tf.registerKernel({...original, kernelFunc})
+    registered.add(name)
+  }
+  return [...registered]
+}

@@ -1,0 +1,63 @@
+import * as tf from '@tensorflow/tfjs'
+import {nativeAddon} from './native.js'
+import {allocF32} from './native-pool.js'
+
+/**
+ * Fused helpers for the two costs that kernels alone cannot remove on the `native` backend:
+ * tf.dropout draws its mask with tf.randomUniform, which is plain JavaScript (about a fifth of
+ * a tiny-model step), and AdamW as separate ops makes ten passes over every parameter.
+ * Both fall back to the tfjs ops when the native backend is not the one running.
+ */
+
+/** True when the addon is loaded and tfjs' current backend is `cpu` (whose kernels it serves). */
+export function nativeActive(): boolean {
+  return nativeAddon() !== null && tf.getBackend() === 'cpu'
+}
+
+/**
+ * Inverted dropout, as tf.dropout(x, rate, undefined, seed): x · mask with mask = 1/(1−rate)
+ * with probability 1−rate, else 0. Natively the mask comes from a counter-based generator
+ * (SplitMix64 of seed and position), so it differs from tf.dropout's for the same seed but is
+ * just as reproducible. The gradient is dy · mask (through Multiply).
+ */
+export function dropoutFast(x: tf.Tensor, rate: number, seed: number): tf.Tensor {
+  const addon = nativeAddon()
+  if (!addon || !nativeActive() || x.dtype !== 'float32' || rate <= 0 || rate >= 1) return tf.dropout(x, rate, undefined, seed)
+  const mask = allocF32(x.size)
+  addon.dropoutMask(mask, 1 - rate, seed)
+  return tf.tidy(() => x.mul(tf.tensor(mask, x.shape, 'float32')))
+}
+
+export interface AdamWStep {
+  lr: number
+  beta1: number
+  beta2: number
+  eps: number
+  /** decoupled weight decay for this parameter (0 for biases and LayerNorm) */
+  weightDecay: number
+  /** 1 − β1ᵗ and 1 − β2ᵗ */
+  bc1: number
+  bc2: number
+}
+
+/**
+ * One AdamW update of a parameter and its moments in a single pass (native/src/ops.cc adamw,
+ * the formula of src/core/train/optim.ts and torch.optim.AdamW). Assigns p, m and v; returns
+ * false, changing nothing, where it cannot run (not the native backend, not float32).
+ */
+export function adamwFast(p: tf.Variable, m: tf.Variable, v: tf.Variable, g: tf.Tensor, h: AdamWStep): boolean {
+  const addon = nativeAddon()
+  if (!addon || !nativeActive()) return false
+  const backend = tf.backend() as unknown as {data: {get(id: tf.DataId): {values?: unknown}}}
+  const values = [p, m, v, g].map((t) => (t.dtype === 'float32' ? backend.data.get(t.dataId).values : null))
+  if (!values.every((x) => x instanceof Float32Array && x.length === p.size)) return false
+  const [pv, mv, vv, gv] = values as Float32Array[]
+  const out = [allocF32(p.size), allocF32(p.size), allocF32(p.size)]
+  addon.adamw(pv, mv, vv, gv, out[0], out[1], out[2], h.lr, h.beta1, h.beta2, h.eps, h.weightDecay, h.bc1, h.bc2)
+  ;[p, m, v].forEach((variable, i) => {
+    const t = tf.tensor(out[i], variable.shape, 'float32')
+    variable.assign(t)
+    t.dispose()
+  })
+  return true
+}
