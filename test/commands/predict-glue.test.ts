@@ -1,0 +1,74 @@
+// `span predict glue` (dist/ must be built) on checkpoints saved in-process: a test file without
+// labels (indices from its index column), STS-B scores with three decimals into a file, and a
+// model whose head does not fit the task.
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {initBackend} from '../../src/core/engine/index.js'
+import {BertForSequenceClassification, type HeadConfig} from '../../src/core/model/classifier.js'
+import {type GlueFinetuneConfig, saveGlueCheckpoint} from '../../src/core/tasks/glue/train.js'
+import {GLUE_TASKS, type GlueTaskName} from '../../src/core/tasks/glue/tasks.js'
+import {smallConfig} from '../core/model/helpers.js'
+import {fixtureVocab} from '../core/train/helpers.js'
+
+const root = join(import.meta.dirname, '..', '..')
+const bin = join(root, 'bin', 'run.js')
+const STSB = join(root, '..', 'shared', 'data', 'glue', 'STS-B')
+const tmp = mkdtempSync(join(tmpdir(), 'span-predict-glue-'))
+
+function span(args: string[]) {
+  const r = spawnSync('node', [bin, 'predict', 'glue', ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+/** A random model for `task` saved as `span finetune glue` saves its best checkpoint. */
+async function saveModel(task: GlueTaskName, out: string): Promise<void> {
+  const t = GLUE_TASKS[task]
+  const head: HeadConfig = {num_labels: t.labels ? t.labels.length : 1, labels: t.labels ? [...t.labels] : [], finetuning_task: task, span_ft: null}
+  const model = BertForSequenceClassification.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 2)
+  const config = {task, out, cased: fixtureVocab.cased, 'max-len': 24, dict: null} as unknown as GlueFinetuneConfig
+  await saveGlueCheckpoint({config, task: t, model, padId: 0, vocabPath: fixtureVocab.info.path, train: [], dev: null}, {epoch: 1})
+  model.dispose()
+}
+
+beforeAll(async () => {
+  await initBackend('cpu')
+  await saveModel('SST-2', join(tmp, 'sst2'))
+  await saveModel('STS-B', join(tmp, 'stsb'))
+})
+
+describe('span predict glue', () => {
+  it('writes the submission TSV of a test file, indices from its index column', () => {
+    const test = join(tmp, 'test.tsv')
+    writeFileSync(test, 'index\tsentence\n10\ta gripping , funny film .\n11\tdull and far too long .\n12\tit works .\n')
+    const r = span(['--model', join(tmp, 'sst2'), '--data', test, '--backend', 'wasm'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toBe('')
+    const lines = r.stdout.trimEnd().split('\n')
+    expect(lines[0]).toBe('index\tprediction')
+    expect(lines.slice(1).map((l) => l.split('\t')[0])).toEqual(['10', '11', '12'])
+    for (const l of lines.slice(1)) expect(l).toMatch(/^\d+\t[01]$/)
+  })
+
+  it('writes STS-B scores with three decimals to -o, atomically', () => {
+    const dev = join(tmp, 'stsb-dev.tsv')
+    writeFileSync(dev, readFileSync(join(STSB, 'dev.tsv'), 'utf8').split('\n').slice(0, 4).join('\n') + '\n')
+    const out = join(tmp, 'STS-B.tsv')
+    const r = span(['--model', join(tmp, 'stsb'), '--data', dev, '-o', out, '--backend', 'wasm'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toBe('')
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n')
+    expect(lines).toHaveLength(4)
+    for (const l of lines.slice(1)) expect(l).toMatch(/^\d+\t-?\d+\.\d{3}$/)
+  })
+
+  it('refuses a task the model has the wrong number of outputs for, writing nothing', () => {
+    const out = join(tmp, 'never.tsv')
+    const r = span(['--model', join(tmp, 'sst2'), '--data', join(tmp, 'test.tsv'), '--task', 'mnli', '-o', out])
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toBe(`span predict glue: ${join(tmp, 'sst2')} has 2 outputs, MNLI needs 3 (fine-tuned on another task?)\n`)
+    expect(existsSync(out)).toBe(false)
+  })
+})
