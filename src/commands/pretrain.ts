@@ -1,0 +1,134 @@
+import {Args, Flags} from '@oclif/core'
+import {join} from 'node:path'
+import {SpanCommand, ioFlags} from '../base.js'
+import {BACKEND_CHOICES} from '../core/engine/backend.js'
+import {PRESETS} from '../core/model/config.js'
+import {MASK_SCHEMES} from '../core/data/mask.js'
+import {SpanError} from '../core/stream/errors.js'
+import {TRAIN_CONFIG_FILE} from '../core/train/checkpointing.js'
+import {type TrainConfig, FIXED_ON_RESUME, readConfigFile, resolveConfig} from '../core/train/config.js'
+import {pretrain} from '../core/train/loop.js'
+import {makeProgress} from '../core/train/progress.js'
+
+/** A number flag (no oclif default: a flag counts only when given, so --config FILE can set it). */
+const num = (description: string) =>
+  Flags.custom<number>({
+    description,
+    parse: async (s) => {
+      const x = Number(s)
+      if (s.trim() === '' || !Number.isFinite(x)) throw new Error(`expected a number, got ${s}`)
+      return x
+    },
+  })()
+
+export default class Pretrain extends SpanCommand {
+  static override summary = 'Pre-train a SpanBERT (or BERT) encoder on masked examples or blocks; metrics NDJSON on stdout'
+  static override description = `Reads masked examples (span mask) or blocks (span block; then masks them itself, a fresh mask
+every epoch, with --scheme/--p/--max-span/--ratio as span mask has them). Examples are drawn uniformly at
+random without replacement within an epoch, through a byte-offset index of the file (built in one pass; a
+data set larger than memory trains). Objectives mlm,sbo (SpanBERT, default), mlm, or mlm,nsp (BERT; needs
+span block --pairs). AdamW (β 0.9/0.999, ε 1e-8, decoupled weight decay, none on biases and LayerNorm),
+linear warm-up then linear decay, gradient clipping at --clip, --accumulate micro-batches per step.
+Settings come from defaults, then the resumed run's train_config.json, then --config FILE (JSON keyed by
+flag names), then flags; the resolved config is printed to stderr and saved beside every checkpoint.
+stdout: one record per --log-every steps {step, loss, mlm_loss, sbo_loss, mlm_acc, sbo_acc, lr,
+tokens_per_s, …}, one per evaluation {"split":"eval", …}, one per checkpoint {step, checkpoint}.
+--out DIR receives config.json, model.safetensors, vocab.txt (Hugging Face names and layouts),
+optimizer.safetensors, trainer_state.json and train_config.json; --resume DIR continues exactly.
+Defaults not given in this help: preset base, batch-size 32, accumulate 1, max-steps 2,400,000 (SpanBERT
+§4.2), lr 1e-4, warmup min(10,000, 10% of max-steps), weight-decay 0.01, clip 1.0, seed 1, log-every 10,
+eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15.`
+  static override examples = [
+    'span pretrain train.ndjson --preset tiny --max-steps 1000 --eval dev.ndjson --out ckpt',
+    'span pretrain blocks.ndjson --preset mini --scheme span --out ckpt --save-every 500',
+    'span pretrain --resume ckpt --max-steps 2000',
+  ]
+  static override args = {file: Args.string({description: 'training data file (instead of --input)', ignoreStdin: true})}
+  static override flags = {
+    ...ioFlags,
+    out: Flags.string({description: 'checkpoint directory (default with --resume: the resumed one)'}),
+    resume: Flags.string({description: 'continue the run saved in this checkpoint directory'}),
+    config: Flags.string({description: 'JSON file of settings keyed by flag names (under the flags given here)'}),
+    eval: Flags.string({description: 'held-out file (masked examples or blocks) evaluated every --eval-every steps and at the end'}),
+    vocab: Flags.string({description: 'vocabulary of a headerless stream'}),
+    preset: Flags.string({description: 'model size', options: Object.keys(PRESETS)}),
+    layers: Flags.integer({description: 'number of layers (over the preset)', min: 1}),
+    hidden: Flags.integer({description: 'hidden size (over the preset; intermediate 4×)', min: 1}),
+    heads: Flags.integer({description: 'attention heads (over the preset)', min: 1}),
+    intermediate: Flags.integer({description: 'feed-forward size (over the preset)', min: 1}),
+    'max-len': Flags.integer({description: 'longest sequence accepted (default: the model\'s max_position_embeddings, 512)', min: 3}),
+    objectives: Flags.string({description: 'mlm,sbo | mlm | mlm,nsp | mlm,sbo,nsp'}),
+    lr: num('peak learning rate'),
+    warmup: Flags.integer({description: 'warm-up steps', min: 0}),
+    'weight-decay': num('AdamW decoupled weight decay'),
+    clip: num('gradient clipping: largest global L2 norm (0: off)'),
+    'batch-size': Flags.integer({description: 'examples per micro-batch', min: 1}),
+    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
+    'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
+    'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 0}),
+    seed: Flags.integer({description: 'seed of initialisation, order, masks and dropout', min: 0}),
+    'log-every': Flags.integer({description: 'steps per metrics record', min: 1}),
+    'eval-every': Flags.integer({description: 'steps between evaluations', min: 1}),
+    'save-every': Flags.integer({description: 'steps between checkpoints', min: 1}),
+    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES]}),
+    scheme: Flags.string({description: 'masking scheme for blocks', options: [...MASK_SCHEMES]}),
+    p: num('geometric span-length parameter (blocks, span scheme)'),
+    'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),
+    ratio: num('share of each block\'s tokens to mask (blocks)'),
+  }
+
+  async run(): Promise<void> {
+    const {args, flags} = await this.parse(Pretrain)
+    const config = this.resolve(args.file, flags)
+    const out = flags.out ?? flags.resume
+    if (!out) throw new SpanError('give --out DIR: where checkpoints go')
+    config.out = out
+    if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
+    let signal: string | null = null
+    await this.withOutput(flags.output, async (w) => {
+      signal = await pretrain(
+        {config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null},
+        {out: w, log: (line) => process.stderr.write(`span pretrain: ${line}\n`), progress: makeProgress()},
+      )
+    })
+    if (signal) process.exitCode = signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
+  }
+
+  /** Defaults, then the resumed run's config, then --config FILE, then the flags given. */
+  private resolve(file: string | undefined, flags: Record<string, unknown>): TrainConfig {
+    const given: Record<string, unknown> = {}
+    for (const k of Object.keys(Pretrain.flags)) {
+      if (['input', 'output', 'resume', 'config', 'stop-at'].includes(k) || flags[k] === undefined) continue
+      given[k] = flags[k]
+    }
+    if (file !== undefined) given.input = file
+    else if (flags.input !== '-' || !flags.resume) given.input = flags.input
+    delete given.output
+    const layers = [] as {name: string; values: Record<string, unknown>}[]
+    if (flags.resume) layers.push({name: join(flags.resume as string, TRAIN_CONFIG_FILE), values: this.savedConfig(flags.resume as string)})
+    if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
+    layers.push({name: 'flags', values: given})
+    if (flags.resume) checkResumable(layers, flags.resume as string)
+    return resolveConfig(layers)
+  }
+
+  private savedConfig(dir: string): Record<string, unknown> {
+    try {
+      return readConfigFile(join(dir, TRAIN_CONFIG_FILE))
+    } catch {
+      throw new SpanError(`${dir}: no ${TRAIN_CONFIG_FILE} to resume from (not a span pretrain checkpoint, or a corrupt one)`)
+    }
+  }
+}
+
+/** A resumed run keeps its model and data settings: changing them would not continue that run. */
+function checkResumable(layers: {name: string; values: Record<string, unknown>}[], dir: string): void {
+  const saved = layers[0].values
+  for (const {name, values} of layers.slice(1)) {
+    for (const k of FIXED_ON_RESUME) {
+      if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
+        throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)
+      }
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import {readFileSync} from 'node:fs'
+import {BACKEND_CHOICES} from '../engine/backend.js'
+import {PRESETS, parseObjectives} from '../model/config.js'
+import {MASK_SCHEMES} from '../data/mask.js'
+import {SpanError} from '../stream/errors.js'
+
+/**
+ * The one configuration of a pre-training run. Keys are the flag names of `span pretrain`, so
+ * a --config FILE is written the way the command line is: {"batch-size": 32, "lr": 1e-4}.
+ * Resolution order: DEFAULTS, then the resumed run's saved config (--resume), then --config
+ * FILE, then flags given on the command line.
+ */
+export interface TrainConfig {
+  input: string
+  eval: string | null
+  out: string
+  vocab: string | null
+  preset: string
+  layers: number | null
+  hidden: number | null
+  heads: number | null
+  intermediate: number | null
+  'max-len': number | null
+  objectives: string
+  lr: number
+  warmup: number | null // null: min(10,000, 10% of max-steps), resolved by resolveWarmup
+  'weight-decay': number
+  clip: number
+  'batch-size': number
+  accumulate: number
+  'max-steps': number
+  seed: number
+  'log-every': number
+  'eval-every': number
+  'save-every': number
+  backend: string
+  scheme: string
+  p: number
+  'max-span': number
+  ratio: number
+}
+
+/** SpanBERT §4.2 / BERT §A.2 where they say; small-machine choices otherwise (see the flags). */
+export const DEFAULTS: TrainConfig = {
+  input: '-', eval: null, out: '', vocab: null,
+  preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
+  objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
+  'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
+  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, backend: 'auto',
+  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15,
+}
+
+/** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
+export const FIXED_ON_RESUME: (keyof TrainConfig)[] = [
+  'preset', 'layers', 'hidden', 'heads', 'intermediate', 'objectives', 'seed', 'batch-size', 'accumulate',
+  'scheme', 'p', 'max-span', 'ratio',
+]
+
+type Partial_ = Partial<Record<keyof TrainConfig, unknown>>
+
+/** Reads a --config FILE: a JSON object whose keys are flag names. */
+export function readConfigFile(path: string): Partial_ {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    throw new SpanError(`${path}: config file not found`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw new SpanError(`${path}: invalid JSON: ${(err as Error).message}`)
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object of flag names`)
+  return json as Partial_
+}
+
+/** Layers the sources in order (later wins), then checks every value. */
+export function resolveConfig(layers: {name: string; values: Partial_}[]): TrainConfig {
+  const out: Record<string, unknown> = {...DEFAULTS}
+  for (const {name, values} of layers) {
+    for (const [k, v] of Object.entries(values)) {
+      if (!(k in DEFAULTS)) throw new SpanError(`${name}: unknown setting "${k}" (settings are the flag names of span pretrain)`)
+      if (v !== undefined) out[k] = v
+    }
+  }
+  return checkTrainConfig(out as unknown as TrainConfig)
+}
+
+/** The warm-up actually used: --warmup, else SPEC's 10,000 steps capped at 10% of a short run. */
+export function resolveWarmup(c: TrainConfig): number {
+  return c.warmup ?? Math.min(10_000, Math.ceil(0.1 * c['max-steps']))
+}
+
+export function checkTrainConfig(c: TrainConfig): TrainConfig {
+  const bad = (k: string, want: string) => new SpanError(`setting "${k}" must be ${want}, got ${JSON.stringify((c as unknown as Record<string, unknown>)[k])}`)
+  const ints: [keyof TrainConfig, number, boolean][] = [
+    ['batch-size', 1, false], ['accumulate', 1, false], ['max-steps', 1, false], ['log-every', 1, false],
+    ['eval-every', 1, false], ['save-every', 1, false], ['max-span', 1, false], ['seed', 0, false],
+    ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true],
+  ]
+  for (const [k, min, nullable] of ints) {
+    const v = c[k]
+    if (nullable && v === null) continue
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw bad(k, `an integer ≥ ${min}`)
+  }
+  const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1]]
+  for (const [k, lo, hi] of nums) {
+    const v = c[k]
+    if (typeof v !== 'number' || !(v >= lo && v <= hi)) throw bad(k, `a number in [${lo}, ${hi}]`)
+  }
+  if (!(c.preset in PRESETS)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
+  if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
+  if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
+  if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
+  c.objectives = parseObjectives(c.objectives).join(',')
+  for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
+  for (const k of ['eval', 'vocab'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
+  return c
+}

@@ -1,0 +1,135 @@
+// `span pretrain` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and
+// stderr apart. Tiny shapes (1 layer, hidden 16, batch 2) on the wasm backend: seconds per run.
+import {spawnSync} from 'node:child_process'
+import {cpSync, mkdtempSync, readFileSync, truncateSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import * as tf from '@tensorflow/tfjs'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {initBackend} from '../../src/core/engine/index.js'
+import {loadCheckpoint} from '../../src/core/model/checkpoint.js'
+import {readSafetensors, toFloat32} from '../../src/core/model/safetensors.js'
+import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
+
+const root = join(import.meta.dirname, '..', '..')
+const bin = join(root, 'bin', 'run.js')
+const tmp = mkdtempSync(join(tmpdir(), 'span-pretrain-'))
+const train = join(tmp, 'train.ndjson')
+const dev = join(tmp, 'dev.ndjson')
+const pairs = join(tmp, 'pairs.ndjson')
+const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--batch-size', '2', '--backend', 'wasm', '--seed', '4', '--lr', '1e-3']
+
+function span(args: string[], input?: string) {
+  const r = spawnSync('node', [bin, ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+const records = (stdout: string) => stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+const withoutSpeed = (r: Record<string, unknown>): Record<string, unknown> => ({...r, tokens_per_s: undefined})
+
+beforeAll(async () => {
+  writeBlocks(train, 30, 1)
+  writeBlocks(dev, 4, 2)
+  writeBlocks(pairs, 20, 3, true)
+  await initBackend('wasm')
+})
+
+describe('span pretrain', () => {
+  it('resumes exactly: steps 4–6 after a stop at 3 are those of an uninterrupted run, bit for bit', () => {
+    const args = [train, ...TINY, '--max-steps', '6', '--log-every', '1', '--eval', dev, '--eval-every', '2']
+    const whole = span(['pretrain', ...args, '--out', join(tmp, 'whole')])
+    expect(whole.code).toBe(0)
+    const first = span(['pretrain', ...args, '--stop-at', '3', '--out', join(tmp, 'part')])
+    expect(first.code).toBe(0)
+    expect(records(first.stdout).at(-1)).toEqual({step: 3, checkpoint: join(tmp, 'part')})
+    const rest = span(['pretrain', '--resume', join(tmp, 'part')])
+    expect(rest.stderr).toMatch(/resuming at step 3/)
+    expect(rest.code).toBe(0)
+    const later = (out: string) => records(out).filter((r) => (r.step as number) > 3 && !r.checkpoint).map(withoutSpeed)
+    expect(later(rest.stdout)).toEqual(later(whole.stdout))
+    expect(later(whole.stdout).filter((r) => r.split === 'eval')).toHaveLength(2) // steps 4 and 6
+    expect(readFileSync(join(tmp, 'part', 'model.safetensors')).equals(readFileSync(join(tmp, 'whole', 'model.safetensors')))).toBe(true)
+    expect(readFileSync(join(tmp, 'part', 'optimizer.safetensors')).equals(readFileSync(join(tmp, 'whole', 'optimizer.safetensors')))).toBe(true)
+  })
+
+  it('writes a checkpoint that loads back bit-identically, with the resolved config on stderr and beside it', async () => {
+    const out = join(tmp, 'ckpt')
+    const cfg = join(tmp, 'cfg.json')
+    writeFileSync(cfg, JSON.stringify({'max-steps': 2, lr: 0.5, 'log-every': 1}))
+    const r = span(['pretrain', train, ...TINY, '--config', cfg, '--out', out])
+    expect(r.code).toBe(0)
+    const recs = records(r.stdout)
+    expect(recs.map((x) => x.step)).toEqual([1, 2, 2])
+    for (const k of ['loss', 'mlm_loss', 'sbo_loss', 'mlm_acc', 'sbo_acc', 'lr', 'tokens_per_s']) expect(typeof recs[0][k]).toBe('number')
+    const printed = JSON.parse(/config: (.*)\n/.exec(r.stderr)![1])
+    const saved = JSON.parse(readFileSync(join(out, 'train_config.json'), 'utf8'))
+    expect(saved).toEqual(printed)
+    expect(saved).toMatchObject({lr: 1e-3, 'max-steps': 2, hidden: 16, warmup: 1}) // flag over file over defaults
+    const hf = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'))
+    expect(hf).toMatchObject({model_type: 'bert', hidden_size: 16, num_hidden_layers: 1, vocab_size: fixtureVocab.tokens.length, objectives: ['mlm', 'sbo']})
+    expect(readFileSync(join(out, 'vocab.txt')).equals(readFileSync(fixtureVocab.info.path))).toBe(true)
+    const file = await readSafetensors(join(out, 'model.safetensors'))
+    const {model} = await loadCheckpoint(out)
+    expect(model.params.names().sort()).toEqual([...file.tensors.keys()].sort())
+    for (const [name, v] of model.params.entries()) {
+      expect(Buffer.from((v.dataSync() as Float32Array).buffer).equals(Buffer.from(toFloat32(file.tensors.get(name)!).buffer)), name).toBe(true)
+    }
+    model.dispose()
+    expect(tf.memory().numTensors).toBe(0)
+  })
+
+  it('trains mlm,nsp on pair blocks, and mlm alone with gradient accumulation', () => {
+    const nsp = span(['pretrain', pairs, ...TINY, '--objectives', 'mlm,nsp', '--max-steps', '2', '--log-every', '2', '--out', join(tmp, 'nsp')])
+    expect(nsp.code).toBe(0)
+    const rec = records(nsp.stdout)[0]
+    expect(typeof rec.nsp_loss).toBe('number')
+    expect(rec).not.toHaveProperty('sbo_loss')
+    const mlm = span(['pretrain', train, ...TINY, '--objectives', 'mlm', '--max-steps', '1', '--accumulate', '3', '--out', join(tmp, 'mlm')])
+    expect(mlm.code).toBe(0)
+    expect(JSON.parse(readFileSync(join(tmp, 'mlm', 'config.json'), 'utf8')).objectives).toEqual(['mlm'])
+    const state = JSON.parse(readFileSync(join(tmp, 'mlm', 'trainer_state.json'), 'utf8'))
+    expect(state.sampler).toEqual({epoch: 0, cursor: 6}) // one step: 3 micro-batches of 2
+  })
+})
+
+describe('span pretrain on bad input: one line on stderr, nothing on stdout, exit 1', () => {
+  const fails = (args: string[], message: RegExp, input?: string) => {
+    const r = span(['pretrain', ...args], input)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toMatch(message)
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+    expect(r.code).toBe(1)
+  }
+
+  it('a stream from the wrong stage (token records)', () => {
+    const tokens = join(tmp, 'tokens.ndjson')
+    writeFileSync(tokens, `${header('tokens')}\n{"doc":0,"ids":[7,8,9]}\n`)
+    fails([tokens, ...TINY, '--out', join(tmp, 'x')], /^span pretrain: .*tokens\.ndjson:1: expected a stream of masked \(from span mask\) or blocks \(from span block\), got tokens \(from span tokenize\)\n$/)
+    fails([train, ...TINY, '--eval', tokens, '--out', join(tmp, 'x')], /^span pretrain: .*tokens\.ndjson:1: expected a stream of masked/) // before any step
+  })
+
+  it('ids beyond the vocabulary, a sequence longer than --max-len, a pair without a "next" label', () => {
+    const big = join(tmp, 'big.ndjson')
+    writeFileSync(big, `${header('blocks')}\n{"ids":[2,7,3]}\n{"ids":[2,7,99999,3]}\n`)
+    fails([big, ...TINY, '--out', join(tmp, 'x')], /big\.ndjson:3: ids\[2\] = 99999 is outside the vocabulary \(size 6748\)\n$/)
+    fails([train, ...TINY, '--max-len', '8', '--out', join(tmp, 'x')], /train\.ndjson:2: a sequence of \d+ tokens is longer than the 8 the model takes/)
+    fails([train, ...TINY, '--objectives', 'mlm,nsp', '--out', join(tmp, 'x')], /train\.ndjson:2: the nsp objective needs examples with a "next" label/)
+    fails(['-', ...TINY, '--out', join(tmp, 'x')], /^span pretrain: stdin: no training examples\n$/, '')
+  })
+
+  it('a corrupt or mismatched checkpoint for --resume', () => {
+    const good = join(tmp, 'good')
+    expect(span(['pretrain', train, ...TINY, '--max-steps', '1', '--out', good]).code).toBe(0)
+    const cut = join(tmp, 'cut')
+    cpSync(good, cut, {recursive: true})
+    truncateSync(join(cut, 'model.safetensors'), 100)
+    fails(['--resume', cut], /^span pretrain: .*cut\/model\.safetensors: /)
+    const state = join(tmp, 'state')
+    cpSync(good, state, {recursive: true})
+    writeFileSync(join(state, 'trainer_state.json'), '{"format":"span-pretrain-state/1","step":-1}')
+    fails(['--resume', state], /trainer_state\.json: no valid "step"; a corrupt checkpoint/)
+    fails(['--resume', good, dev], /dev\.ndjson: not the data the checkpoint was trained on/)
+    fails(['--resume', good, '--hidden', '32'], /"hidden" is 32 but the run in .* has 16; a resumed run keeps it/)
+    fails(['--resume', join(tmp, 'nowhere')], /nowhere: no train_config\.json to resume from/)
+  })
+})
