@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Questions per second of `span predict squad` with a BERT-base-sized model (random weights: the
+// speed does not depend on them) at --max-len 384 on the best available backend:
+//   npm run build && node bench/squad-predict.mjs [--questions 48] [--preset base] [--max-len 384]
+//     [--batch-size 16] [--backend auto]
+// The first questions of ../shared/data/squad/xquad.en.json; the BERT uncased vocabulary. Prints
+// the wall time of the whole command (start-up and model loading included) and of the
+// predictions alone (the command run a second time on no questions is subtracted).
+import {spawnSync} from 'node:child_process'
+import {copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {parseArgs} from 'node:util'
+import {writeFilesAtomically} from '../dist/core/model/checkpoint.js'
+import {presetConfig} from '../dist/core/model/config.js'
+import {BertForQuestionAnswering, qaModelFiles} from '../dist/core/model/qa.js'
+import {initBackend} from '../dist/core/engine/index.js'
+
+const root = join(import.meta.dirname, '..')
+const {values: o} = parseArgs({options: {
+  questions: {type: 'string', default: '48'}, preset: {type: 'string', default: 'base'}, 'max-len': {type: 'string', default: '384'},
+  'batch-size': {type: 'string', default: '16'}, backend: {type: 'string', default: 'auto'},
+  vocab: {type: 'string', default: join(root, '..', 'shared', 'data', 'vocab', 'bert-base-uncased.txt')},
+  data: {type: 'string', default: join(root, '..', 'shared', 'data', 'squad', 'xquad.en.json')},
+}})
+
+/** The first n questions of a SQuAD file, whole paragraphs (cut at n). */
+function firstQuestions(dataset, n) {
+  const data = []
+  let taken = 0
+  for (const article of dataset.data) {
+    for (const p of article.paragraphs) {
+      if (taken >= n) break
+      const qas = p.qas.slice(0, n - taken)
+      taken += qas.length
+      data.push({title: article.title, paragraphs: [{context: p.context, qas}]})
+    }
+  }
+  return {version: dataset.version, data}
+}
+
+function predict(model, file, out) {
+  const t0 = performance.now()
+  const args = ['predict', 'squad', '--model', model, '--data', file, '-o', out, '--max-len', o['max-len'], '--batch-size', o['batch-size'], '--backend', o.backend]
+  const r = spawnSync('node', [join(root, 'bin', 'run.js'), ...args], {cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']})
+  if (r.status !== 0) throw new Error(`span predict squad failed with ${r.status}`)
+  return (performance.now() - t0) / 1000
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'span-squad-predict-'))
+try {
+  const backend = await initBackend(o.backend)
+  const vocabSize = readFileSync(o.vocab, 'utf8').trimEnd().split('\n').length
+  const model = BertForQuestionAnswering.init(presetConfig(o.preset, vocabSize), 1)
+  const ckpt = join(tmp, 'model')
+  await writeFilesAtomically(ckpt, await qaModelFiles(model))
+  model.dispose()
+  copyFileSync(o.vocab, join(ckpt, 'vocab.txt'))
+  const n = Number(o.questions)
+  const full = join(tmp, 'data.json')
+  const one = join(tmp, 'one.json')
+  const dataset = JSON.parse(readFileSync(o.data, 'utf8'))
+  writeFileSync(full, JSON.stringify(firstQuestions(dataset, n)))
+  writeFileSync(one, JSON.stringify(firstQuestions(dataset, 1)))
+  const base = predict(ckpt, one, join(tmp, 'out1'))
+  const total = predict(ckpt, full, join(tmp, 'out'))
+  const windows = Object.keys(JSON.parse(readFileSync(join(tmp, 'out', 'predictions.json'), 'utf8'))).length
+  console.log(JSON.stringify({
+    preset: o.preset, backend: backend.name, max_len: Number(o['max-len']), batch_size: Number(o['batch-size']), questions: n, answered: windows,
+    command_s: Math.round(total * 10) / 10, one_question_command_s: Math.round(base * 10) / 10,
+    questions_per_s: Math.round((n / total) * 100) / 100, questions_per_s_excluding_startup: Math.round(((n - 1) / (total - base)) * 100) / 100,
+  }))
+} finally {
+  rmSync(tmp, {recursive: true, force: true})
+}
