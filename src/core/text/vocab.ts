@@ -7,7 +7,7 @@ import type {SpecialIds, VocabInfo} from '../stream/header.js'
 
 export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const
 
-const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures')
+export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'fixtures')
 /** The project's own vocabulary, learned from the corpus below by `span vocab` (tools/make-fixtures.mjs). */
 export const DEFAULT_VOCAB = join(FIXTURES, 'vocab.txt')
 /** The embedded default corpus: public-domain prose, one sentence per line, documents apart. */
