@@ -38,6 +38,22 @@ export async function initBackend(choice: BackendChoice = 'auto', threads?: numb
 
 /** Starts one backend; null on success, else the reason it could not. */
 async function tryBackend(name: ConcreteBackend, threads?: number): Promise<string | null> {
+  const why = await startBackend(name, threads)
+  if (why === null && tf.getBackend() === 'cpu') quietCpuBanner()
+  return why
+}
+
+/**
+ * tfjs' cpu backend prints a multi-line "install tfjs-node" banner to stderr on first use
+ * (MathBackendCPU.write, guarded by its `firstUse` field). span chose this backend on purpose,
+ * and its stderr carries one-line errors, so the banner is turned off.
+ */
+function quietCpuBanner(): void {
+  const backend = tf.backend() as unknown as {firstUse?: boolean}
+  if ('firstUse' in backend) backend.firstUse = false
+}
+
+async function startBackend(name: ConcreteBackend, threads?: number): Promise<string | null> {
   try {
     switch (name) {
       case 'tensorflow-gpu':
