@@ -1,10 +1,30 @@
-import {Command, Flags} from '@oclif/core'
+import {Command, Flags, type Interfaces} from '@oclif/core'
 import {createWriteStream} from 'node:fs'
 import {rename, rm} from 'node:fs/promises'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
 
 export const VERSION = '0.1.0'
+
+/**
+ * A real-number flag (oclif's integer flags do not take 2e-5), checked against [min, max].
+ * Without a default the flag counts only when given (so a --config file can set it).
+ */
+export function numberFlag(description: string, opts: {default: number; min?: number; max?: number}): Interfaces.OptionFlag<number>
+export function numberFlag(description: string, opts?: {min?: number; max?: number}): Interfaces.OptionFlag<number | undefined>
+export function numberFlag(description: string, opts: {default?: number; min?: number; max?: number} = {}) {
+  const {min = -Infinity, max = Infinity} = opts
+  const range = max < Infinity ? ` in [${min}, ${max}]` : min > -Infinity ? ` ≥ ${min}` : ''
+  return Flags.custom<number>({
+    description,
+    ...(opts.default === undefined ? {} : {default: opts.default}),
+    parse: async (s) => {
+      const x = Number(s)
+      if (s.trim() === '' || !Number.isFinite(x) || x < min || x > max) throw new Error(`expected a number${range}, got ${s}`)
+      return x
+    },
+  })()
+}
 
 /** Flags every streaming command shares (SPEC.md conventions). */
 export const ioFlags = {

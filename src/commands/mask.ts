@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {rename, writeFile} from 'node:fs/promises'
-import {SpanCommand, VERSION, ioFlags} from '../base.js'
+import {SpanCommand, VERSION, ioFlags, numberFlag} from '../base.js'
 import {MASK_SCHEMES, Masker, maskVocab, type MaskScheme} from '../core/data/mask.js'
 import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
 import {checkNotMasked, toBlockRecord} from '../core/data/mask-io.js'
@@ -11,18 +11,6 @@ import {SpanError, nextHeader, openSource, openStage, type Header, type StageInp
 import type {Vocab} from '../core/text/vocab.js'
 
 const CHUNK = 1 << 16 // bytes of output gathered before one write
-
-/** A number flag within [min, max]. */
-const numberFlag = (description: string, def: number, min: number, max: number) =>
-  Flags.custom<number>({
-    description,
-    default: def,
-    parse: async (s) => {
-      const x = Number(s)
-      if (s.trim() === '' || !(x >= min && x <= max)) throw new Error(`expected a number in [${min}, ${max}], got ${s}`)
-      return x
-    },
-  })()
 
 export default class Mask extends SpanCommand {
   static override summary = 'Mask blocks for pre-training: SpanBERT span masking, or BERT subword / whole-word masking'
@@ -39,9 +27,9 @@ export default class Mask extends SpanCommand {
   static override flags = {
     ...ioFlags,
     scheme: Flags.string({description: 'masking scheme', options: [...MASK_SCHEMES], default: 'span'}),
-    p: numberFlag('geometric span-length parameter (span scheme)', 0.2, 1e-9, 1),
+    p: numberFlag('geometric span-length parameter (span scheme)', {default: 0.2, min: 1e-9, max: 1}),
     'max-span': Flags.integer({description: 'longest span, in words (span scheme)', default: 10, min: 1}),
-    ratio: numberFlag('share of each block\'s maskable tokens to mask', 0.15, 0, 1),
+    ratio: numberFlag('share of each block\'s maskable tokens to mask', {default: 0.15, min: 0, max: 1}),
     seed: Flags.integer({description: 'seed of the random generator', default: 12345}),
     vocab: Flags.string({description: 'vocabulary file (default: the one the header names; required without a header)'}),
     unigram: Flags.string({description: 'counts file for random replacements (default: estimated from the input)', exclusive: ['write-unigram']}),

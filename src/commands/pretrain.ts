@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand, ioFlags} from '../base.js'
+import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {BACKEND_CHOICES} from '../core/engine/backend.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
@@ -9,17 +9,6 @@ import {TRAIN_CONFIG_FILE} from '../core/train/checkpointing.js'
 import {type TrainConfig, FIXED_ON_RESUME, readConfigFile, resolveConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
-
-/** A number flag (no oclif default: a flag counts only when given, so --config FILE can set it). */
-const num = (description: string) =>
-  Flags.custom<number>({
-    description,
-    parse: async (s) => {
-      const x = Number(s)
-      if (s.trim() === '' || !Number.isFinite(x)) throw new Error(`expected a number, got ${s}`)
-      return x
-    },
-  })()
 
 export default class Pretrain extends SpanCommand {
   static override summary = 'Pre-train a SpanBERT (or BERT) encoder on masked examples or blocks; metrics NDJSON on stdout'
@@ -58,10 +47,10 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     intermediate: Flags.integer({description: 'feed-forward size (over the preset)', min: 1}),
     'max-len': Flags.integer({description: 'longest sequence accepted (default: the model\'s max_position_embeddings, 512)', min: 3}),
     objectives: Flags.string({description: 'mlm,sbo | mlm | mlm,nsp | mlm,sbo,nsp'}),
-    lr: num('peak learning rate'),
+    lr: numberFlag('peak learning rate'),
     warmup: Flags.integer({description: 'warm-up steps', min: 0}),
-    'weight-decay': num('AdamW decoupled weight decay'),
-    clip: num('gradient clipping: largest global L2 norm (0: off)'),
+    'weight-decay': numberFlag('AdamW decoupled weight decay'),
+    clip: numberFlag('gradient clipping: largest global L2 norm (0: off)'),
     'batch-size': Flags.integer({description: 'examples per micro-batch', min: 1}),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
     'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
@@ -72,9 +61,9 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     'save-every': Flags.integer({description: 'steps between checkpoints', min: 1}),
     backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES]}),
     scheme: Flags.string({description: 'masking scheme for blocks', options: [...MASK_SCHEMES]}),
-    p: num('geometric span-length parameter (blocks, span scheme)'),
+    p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),
-    ratio: num('share of each block\'s tokens to mask (blocks)'),
+    ratio: numberFlag('share of each block\'s tokens to mask (blocks)'),
   }
 
   async run(): Promise<void> {

@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, numberFlag} from '../../base.js'
 import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
-import {BertForSequenceClassification, type HeadConfig, loadClassifier, readConfigJson} from '../../core/model/classifier.js'
+import {BertForSequenceClassification, type HeadConfig, loadClassifier} from '../../core/model/classifier.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -13,21 +13,9 @@ import {type GlueFeature, GlueFeaturizer} from '../../core/tasks/glue/features.j
 import {readGlueFile} from '../../core/tasks/glue/read.js'
 import {GLUE_TASK_NAMES, type GlueTask, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, finetuneGlue, lineProgress} from '../../core/tasks/glue/train.js'
-import {readNgramDict, type NgramDict} from '../../core/text/ngrams.js'
+import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from '../../core/text/vocab.js'
-
-/** A number flag with a default (oclif's integer flags do not take 2e-5). */
-const num = (description: string, dflt: number, min = -Infinity) =>
-  Flags.custom<number>({
-    description,
-    default: dflt,
-    parse: async (s) => {
-      const x = Number(s)
-      if (s.trim() === '' || !Number.isFinite(x) || x < min) throw new Error(`expected a number${min > -Infinity ? ` ≥ ${min}` : ''}, got ${s}`)
-      return x
-    },
-  })()
 
 const LOG = 'span finetune glue'
 
@@ -63,10 +51,10 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
     'max-len': Flags.integer({description: 'max_seq_length: tokens per example', default: 128, min: 4}),
-    lr: num('peak learning rate', 2e-5, 0),
-    'warmup-proportion': num('share of the steps spent warming up', 0.1, 0),
-    'weight-decay': num('AdamW decoupled weight decay', 0.01, 0),
-    clip: num('gradient clipping: largest global L2 norm (0: off)', 1.0, 0),
+    lr: numberFlag('peak learning rate', {default: 2e-5, min: 0}),
+    'warmup-proportion': numberFlag('share of the steps spent warming up', {default: 0.1, min: 0}),
+    'weight-decay': numberFlag('AdamW decoupled weight decay', {default: 0.01, min: 0}),
+    clip: numberFlag('gradient clipping: largest global L2 norm (0: off)', {default: 1.0, min: 0}),
     epochs: Flags.integer({description: 'passes over the training set', default: 3, min: 1}),
     'batch-size': Flags.integer({description: 'examples per step (and per inference batch)', default: 32, min: 1}),
     seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, numberFlag} from '../../base.js'
 import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
@@ -11,18 +11,6 @@ import {type FinetuneConfig, finetuneSquad, makeSquadProgress} from '../../core/
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from '../../core/text/vocab.js'
 import {join} from 'node:path'
-
-/** A number flag with a default (oclif's integer flags do not take 5e-5). */
-const num = (description: string, dflt: number, min = -Infinity) =>
-  Flags.custom<number>({
-    description,
-    default: dflt,
-    parse: async (s) => {
-      const x = Number(s)
-      if (s.trim() === '' || !Number.isFinite(x) || x < min) throw new Error(`expected a number${min > -Infinity ? ` ≥ ${min}` : ''}, got ${s}`)
-      return x
-    },
-  })()
 
 export default class FinetuneSquad extends SpanCommand {
   static override summary = 'Fine-tune a BERT/SpanBERT encoder for extractive QA on SQuAD v1.1 or v2.0'
@@ -55,10 +43,10 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     'max-len': Flags.integer({description: 'max_seq_length: tokens per window', default: 384, min: 8}),
     'doc-stride': Flags.integer({description: 'how far the window moves over a long passage', default: 128, min: 1}),
     'max-query-len': Flags.integer({description: 'question tokens kept', default: 64, min: 1}),
-    lr: num('peak learning rate', 5e-5, 0),
-    'warmup-proportion': num('share of the steps spent warming up', 0.1, 0),
-    'weight-decay': num('AdamW decoupled weight decay', 0.01, 0),
-    clip: num('gradient clipping: largest global L2 norm (0: off)', 1.0, 0),
+    lr: numberFlag('peak learning rate', {default: 5e-5, min: 0}),
+    'warmup-proportion': numberFlag('share of the steps spent warming up', {default: 0.1, min: 0}),
+    'weight-decay': numberFlag('AdamW decoupled weight decay', {default: 0.01, min: 0}),
+    clip: numberFlag('gradient clipping: largest global L2 norm (0: off)', {default: 1.0, min: 0}),
     epochs: Flags.integer({description: 'passes over the training windows', default: 3, min: 1}),
     'batch-size': Flags.integer({description: 'windows per micro-batch (and per inference batch)', default: 32, min: 1}),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1}),
@@ -67,7 +55,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
     'n-best': Flags.integer({description: 'dev decoding: start and end candidates', default: 20, min: 1}),
     'max-answer-len': Flags.integer({description: 'dev decoding: longest answer in tokens', default: 30, min: 1}),
-    'null-threshold': num('dev decoding (v2.0): predict no answer when null score − best span score exceeds this', 0),
+    'null-threshold': numberFlag('dev decoding (v2.0): predict no answer when null score − best span score exceeds this', {default: 0}),
   }
 
   async run(): Promise<void> {

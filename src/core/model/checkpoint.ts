@@ -133,7 +133,8 @@ export async function readConfig(dir: string, objectives?: Objective[]): Promise
   return objectives ? {...config, objectives} : config
 }
 
-function hostToTensor(spec: ParamSpec, t: HostTensor, source: string): tf.Tensor {
+/** A stored tensor as a float32 tf.Tensor, checked against its spec's shape (any float dtype). */
+export function hostToTensor(spec: ParamSpec, t: HostTensor, source: string): tf.Tensor {
   checkShape(spec, t.shape, source)
   if (t.dtype === 'BOOL' || t.dtype.startsWith('I') || t.dtype === 'U8') {
     throw new SpanError(`${source}: "${spec.name}" is ${t.dtype}, expected a floating-point tensor`)

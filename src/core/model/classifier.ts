@@ -12,12 +12,12 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {SpanError} from '../stream/errors.js'
 import {BertEncoder, BertPooler} from './bert.js'
-import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, normaliseNames, paramsToHost} from './checkpoint.js'
+import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, hostToTensor, normaliseNames, paramsToHost} from './checkpoint.js'
 import {type BertConfig, configFromJson, configToJson} from './config.js'
 import {type ForwardContext, dropout, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
-import {type ParamSpec, ParamStore, checkShape, initParams, initTensor, linearSpecs} from './params.js'
-import {type HostTensor, readSafetensors, toFloat32, writeSafetensors} from './safetensors.js'
+import {type ParamSpec, ParamStore, initParams, initTensor, linearSpecs} from './params.js'
+import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSpecs} from './span-ft.js'
 
 export const CLASSIFIER = 'classifier'
@@ -151,7 +151,7 @@ export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw:
     for (const spec of specs) {
       const t = tensors.get(spec.name)
       const isEncoder = spec.name.startsWith('bert.embeddings.') || spec.name.startsWith('bert.encoder.')
-      if (t && (isEncoder || sameShape(spec, t))) params.set(spec.name, hostTensor(spec, t, source))
+      if (t && (isEncoder || sameShape(spec, t))) params.set(spec.name, hostToTensor(spec, t, source))
       else if (isEncoder) throw new SpanError(`${source}: missing encoder parameter "${spec.name}" (not a BERT checkpoint?)`)
       else {
         params.set(spec.name, initTensor(spec, config.initializer_range, rng))
@@ -168,14 +168,6 @@ export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw:
 
 function sameShape(spec: ParamSpec, t: HostTensor): boolean {
   return t.shape.length === spec.shape.length && t.shape.every((d, i) => d === spec.shape[i])
-}
-
-function hostTensor(spec: ParamSpec, t: HostTensor, source: string): tf.Tensor {
-  checkShape(spec, t.shape, source)
-  if (t.dtype === 'BOOL' || t.dtype.startsWith('I') || t.dtype === 'U8') {
-    throw new SpanError(`${source}: "${spec.name}" is ${t.dtype}, expected a floating-point tensor`)
-  }
-  return tf.tensor(toFloat32(t), t.shape, 'float32')
 }
 
 /** config.json in BertForSequenceClassification's keys (num_labels, id2label, label2id, problem_type). */

@@ -4,12 +4,12 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {SpanError} from '../stream/errors.js'
 import {BertEncoder} from './bert.js'
-import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, normaliseNames, paramsToHost, readConfig} from './checkpoint.js'
+import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, hostToTensor, normaliseNames, paramsToHost, readConfig} from './checkpoint.js'
 import {type BertConfig, configToJson} from './config.js'
 import {type ForwardContext, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
-import {type ParamSpec, ParamStore, checkShape, initParams, initTensor, linearSpecs} from './params.js'
-import {type HostTensor, readSafetensors, toFloat32, writeSafetensors} from './safetensors.js'
+import {type ParamSpec, ParamStore, initParams, initTensor, linearSpecs} from './params.js'
+import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
 
 /** Hugging Face's name of the start/end layer (BertForQuestionAnswering.qa_outputs). */
 export const QA_OUTPUTS = 'qa_outputs'
@@ -120,7 +120,7 @@ export function qaFromTensors(config: BertConfig, raw: Map<string, HostTensor>, 
   try {
     for (const spec of specs) {
       const t = tensors.get(spec.name)
-      if (t) params.set(spec.name, hostTensor(spec, t, source))
+      if (t) params.set(spec.name, hostToTensor(spec, t, source))
       else if (spec.name.startsWith(QA_OUTPUTS)) {
         params.set(spec.name, initTensor(spec, config.initializer_range, rng))
         initialised.push(spec.name)
@@ -132,14 +132,6 @@ export function qaFromTensors(config: BertConfig, raw: Map<string, HostTensor>, 
   }
   const known = new Set(specs.map((s) => s.name))
   return {model: new BertForQuestionAnswering(config, params), initialised, ignored: [...tensors.keys()].filter((k) => !known.has(k))}
-}
-
-function hostTensor(spec: ParamSpec, t: HostTensor, source: string): tf.Tensor {
-  checkShape(spec, t.shape, source)
-  if (t.dtype === 'BOOL' || t.dtype.startsWith('I') || t.dtype === 'U8') {
-    throw new SpanError(`${source}: "${spec.name}" is ${t.dtype}, expected a floating-point tensor`)
-  }
-  return tf.tensor(toFloat32(t), t.shape, 'float32')
 }
 
 /** config.json (architectures BertForQuestionAnswering) and model.safetensors (HF names and layouts). */
