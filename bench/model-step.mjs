@@ -10,6 +10,7 @@
 // single-threaded here, so on a shared machine the CPU figure is the steadier one).
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
+import {V, syntheticExample} from './lib/synthetic.mjs'
 import {initBackend} from '../dist/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
@@ -19,26 +20,6 @@ import {lossAndGrads, trainStep} from '../dist/core/train/step.js'
 
 const [preset = 'tiny', B = '16', T = '128', ...wanted] = process.argv.slice(2)
 const backends = wanted.length ? wanted : ['wasm']
-const V = 30522
-
-function syntheticExample(n, rng) {
-  const ids = Array.from({length: n}, (_, i) => (i === 0 ? 101 : i === n - 1 ? 102 : 1000 + rng.int(V - 1000)))
-  const targets = []
-  const spans = []
-  let budget = Math.ceil(0.15 * (n - 2))
-  let pos = 1 + rng.int(4)
-  while (budget > 0 && pos < n - 1) {
-    const len = Math.min(budget, 1 + rng.int(5), n - 1 - pos)
-    spans.push([pos, pos + len - 1, 'mask'])
-    for (let i = pos; i < pos + len; i++) {
-      targets.push([i, ids[i]])
-      ids[i] = 103
-    }
-    budget -= len
-    pos += len + 2 + rng.int(12)
-  }
-  return {ids, targets, spans}
-}
 
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 

@@ -14,6 +14,7 @@
 // machine figures are noisy: run it when the cores are idle.
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
+import {V, syntheticExample} from './lib/synthetic.mjs'
 import {initBackend} from '../dist/core/engine/index.js'
 import {adamwFast, dropoutFast} from '../dist/core/engine/native-ops.js'
 import {loadNative, nativeAddon, nativePoolStats, startNative} from '../dist/core/engine/native.js'
@@ -28,31 +29,11 @@ const ti = argv.indexOf('--threads')
 const threads = ti >= 0 ? Number(argv.splice(ti, 2)[1]) : undefined
 const presets = (argv[0] ?? 'tiny,mini').split(',')
 const backends = (argv[1] ?? 'native,wasm').split(',')
-const V = 30522
 const T = 128
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const out = (o) => console.log(JSON.stringify(o))
 
 /** Masked example as bench/train.mjs draws them: spans of 1–5 tokens until 15% is masked. */
-function syntheticExample(n, rng) {
-  const ids = Array.from({length: n}, (_, i) => (i === 0 ? 101 : i === n - 1 ? 102 : 1000 + rng.int(V - 1000)))
-  const targets = []
-  const spans = []
-  let budget = Math.ceil(0.15 * (n - 2))
-  let pos = 1 + rng.int(4)
-  while (budget > 0 && pos < n - 1) {
-    const len = Math.min(budget, 1 + rng.int(5), n - 1 - pos)
-    spans.push([pos, pos + len - 1, 'mask'])
-    for (let i = pos; i < pos + len; i++) {
-      targets.push([i, ids[i]])
-      ids[i] = 103
-    }
-    budget -= len
-    pos += len + 2 + rng.int(12)
-  }
-  return {ids, targets, spans}
-}
-
 async function start(backend) {
   if (backend === 'native') {
     const why = await startNative(threads)

@@ -15,6 +15,7 @@
 // Embedding lookups, LayerNorm, softmax, GeLU and AdamW are not counted (memory-bound).
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
+import {V, syntheticExample} from './lib/synthetic.mjs'
 import {initBackend} from '../dist/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
@@ -24,28 +25,8 @@ import {AdamW, clipByGlobalNorm} from '../dist/core/train/optim.js'
 
 const wanted = process.argv.slice(2)
 const backends = wanted.length ? wanted : ['wasm', 'cpu']
-const V = 30522
 const B = 16
 const T = 128
-
-function syntheticExample(n, rng) {
-  const ids = Array.from({length: n}, (_, i) => (i === 0 ? 101 : i === n - 1 ? 102 : 1000 + rng.int(V - 1000)))
-  const targets = []
-  const spans = []
-  let budget = Math.ceil(0.15 * (n - 2))
-  let pos = 1 + rng.int(4)
-  while (budget > 0 && pos < n - 1) {
-    const len = Math.min(budget, 1 + rng.int(5), n - 1 - pos)
-    spans.push([pos, pos + len - 1, 'mask'])
-    for (let i = pos; i < pos + len; i++) {
-      targets.push([i, ids[i]])
-      ids[i] = 103
-    }
-    budget -= len
-    pos += len + 2 + rng.int(12)
-  }
-  return {ids, targets, spans}
-}
 
 function flops(c, nMlm, nSbo) {
   const {num_hidden_layers: L, hidden_size: H, intermediate_size: I} = c
