@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fused.h"
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
@@ -65,14 +66,19 @@ napi_value boolean(napi_env env, bool b) {
   return r;
 }
 
-// info() → {blas, threads}
+// Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
+constexpr int kAbi = 2;
+
+// info() → {blas, threads, abi}
 napi_value Info(napi_env env, napi_callback_info) {
-  napi_value o, blas, threads;
+  napi_value o, blas, threads, abi;
   napi_create_object(env, &o);
   napi_create_string_utf8(env, span::blas_name(), NAPI_AUTO_LENGTH, &blas);
   napi_create_int32(env, span::get_threads(), &threads);
   napi_set_named_property(env, o, "blas", blas);
   napi_set_named_property(env, o, "threads", threads);
+  napi_create_int32(env, kAbi, &abi);
+  napi_set_named_property(env, o, "abi", abi);
   return o;
 }
 
@@ -252,22 +258,189 @@ napi_value DropoutMask(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// adamw(p, m, v, g, p2, m2, v2, lr, beta1, beta2, eps, decay, bc1, bc2)
+// adamw(p, m, v, g, p2, m2, v2, lr, beta1, beta2, eps, decay, bc1, bc2, gscale)
 napi_value AdamW(napi_env env, napi_callback_info info) {
   Args a;
-  if (!args(env, info, a, 14)) return nullptr;
+  if (!args(env, info, a, 15)) return nullptr;
   float* t[7];
   size_t n[7];
-  double h[7];
+  double h[8];
   for (int i = 0; i < 7; i++) CHECK(typed(env, a.v[i], &t[i], &n[i]) ? napi_ok : napi_invalid_arg);
-  for (int i = 0; i < 7; i++) CHECK(num(env, a.v[7 + i], &h[i]) ? napi_ok : napi_invalid_arg);
+  for (int i = 0; i < 8; i++) CHECK(num(env, a.v[7 + i], &h[i]) ? napi_ok : napi_invalid_arg);
   for (int i = 1; i < 7; i++)
     if (n[i] != n[0]) {
       napi_throw_range_error(env, nullptr, "span_native.adamw: size mismatch");
       return nullptr;
     }
-  span::adamw(t[0], t[1], t[2], t[3], t[4], t[5], t[6], n[0], h[0], h[1], h[2], h[3], h[4], h[5], h[6]);
+  span::adamw(t[0], t[1], t[2], t[3], t[4], t[5], t[6], n[0], h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
   return nullptr;
+}
+
+/** A Float32Array argument of at least `want` elements (null allowed when `optional`); throws otherwise. */
+bool f32arg(napi_env env, napi_value v, size_t want, float** out, const char* what, bool optional = false) {
+  napi_valuetype t;
+  if (optional && napi_typeof(env, v, &t) == napi_ok && (t == napi_null || t == napi_undefined)) {
+    *out = nullptr;
+    return true;
+  }
+  size_t n;
+  if (!typed(env, v, out, &n)) {
+    napi_throw_type_error(env, nullptr, what);
+    return false;
+  }
+  if (n < want) {
+    napi_throw_range_error(env, nullptr, what);
+    return false;
+  }
+  return true;
+}
+
+/** Numbers of a call, from argument `from` on, as size_t (dims) into d[0..count). */
+bool dims(napi_env env, const Args& a, size_t from, size_t count, size_t* d) {
+  for (size_t i = 0; i < count; i++) {
+    double x;
+    if (!num(env, a.v[from + i], &x) || x < 0) {
+      napi_throw_type_error(env, nullptr, "span_native: bad dimension");
+      return false;
+    }
+    d[i] = static_cast<size_t>(x);
+  }
+  return true;
+}
+
+napi_value number(napi_env env, double x) {
+  napi_value r;
+  napi_create_double(env, x, &r);
+  return r;
+}
+
+// linearForward(x, w, b|null, z, y, N, in, out, gelu)
+napi_value LinearForward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[3];
+  bool act;
+  if (!args(env, info, a, 9) || !dims(env, a, 5, 3, d)) return nullptr;
+  CHECK(flag(env, a.v[8], &act) ? napi_ok : napi_invalid_arg);
+  size_t N = d[0], in = d[1], out = d[2];
+  float *x, *w, *b, *z, *y;
+  const char* e = "span_native.linearForward: bad buffer";
+  if (!f32arg(env, a.v[0], N * in, &x, e) || !f32arg(env, a.v[1], out * in, &w, e) ||
+      !f32arg(env, a.v[2], out, &b, e, true) || !f32arg(env, a.v[3], N * out, &z, e) ||
+      !f32arg(env, a.v[4], N * out, &y, e))
+    return nullptr;
+  span::linear_forward(x, w, b, z, y, N, in, out, act);
+  return nullptr;
+}
+
+// linearBackward(dy, x, w, z|null, dz|null, dx, dw, db|null, N, in, out, gelu)
+napi_value LinearBackward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[3];
+  bool act;
+  if (!args(env, info, a, 12) || !dims(env, a, 8, 3, d)) return nullptr;
+  CHECK(flag(env, a.v[11], &act) ? napi_ok : napi_invalid_arg);
+  size_t N = d[0], in = d[1], out = d[2];
+  float *dy, *x, *w, *z, *dz, *dx, *dw, *db;
+  const char* e = "span_native.linearBackward: bad buffer";
+  if (!f32arg(env, a.v[0], N * out, &dy, e) || !f32arg(env, a.v[1], N * in, &x, e) ||
+      !f32arg(env, a.v[2], out * in, &w, e) || !f32arg(env, a.v[3], N * out, &z, e, !act) ||
+      !f32arg(env, a.v[4], N * out, &dz, e, !act) || !f32arg(env, a.v[5], N * in, &dx, e) ||
+      !f32arg(env, a.v[6], out * in, &dw, e) || !f32arg(env, a.v[7], out, &db, e, true))
+    return nullptr;
+  span::linear_backward(dy, x, w, z, dz, dx, dw, db, N, in, out, act);
+  return nullptr;
+}
+
+// layerNormForward(x, g, b, y, mean, rstd, rows, H, eps)
+napi_value LayerNormForward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[2];
+  double eps;
+  if (!args(env, info, a, 9) || !dims(env, a, 6, 2, d)) return nullptr;
+  CHECK(num(env, a.v[8], &eps) ? napi_ok : napi_invalid_arg);
+  size_t R = d[0], H = d[1];
+  float *x, *g, *b, *y, *m, *rs;
+  const char* e = "span_native.layerNormForward: bad buffer";
+  if (!f32arg(env, a.v[0], R * H, &x, e) || !f32arg(env, a.v[1], H, &g, e) || !f32arg(env, a.v[2], H, &b, e) ||
+      !f32arg(env, a.v[3], R * H, &y, e) || !f32arg(env, a.v[4], R, &m, e) || !f32arg(env, a.v[5], R, &rs, e))
+    return nullptr;
+  span::layer_norm_forward(x, g, b, y, m, rs, R, H, static_cast<float>(eps));
+  return nullptr;
+}
+
+// layerNormBackward(dy, x, g, mean, rstd, dx, dg, db, rows, H)
+napi_value LayerNormBackward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[2];
+  if (!args(env, info, a, 10) || !dims(env, a, 8, 2, d)) return nullptr;
+  size_t R = d[0], H = d[1];
+  float *dy, *x, *g, *m, *rs, *dx, *dg, *db;
+  const char* e = "span_native.layerNormBackward: bad buffer";
+  if (!f32arg(env, a.v[0], R * H, &dy, e) || !f32arg(env, a.v[1], R * H, &x, e) || !f32arg(env, a.v[2], H, &g, e) ||
+      !f32arg(env, a.v[3], R, &m, e) || !f32arg(env, a.v[4], R, &rs, e) || !f32arg(env, a.v[5], R * H, &dx, e) ||
+      !f32arg(env, a.v[6], H, &dg, e) || !f32arg(env, a.v[7], H, &db, e))
+    return nullptr;
+  span::layer_norm_backward(dy, x, g, m, rs, dx, dg, db, R, H);
+  return nullptr;
+}
+
+/** An Int32Array argument of at least `want` elements. */
+bool i32arg(napi_env env, napi_value v, size_t want, int32_t** out, const char* what) {
+  size_t n;
+  if (!typed(env, v, out, &n) || n < want) {
+    napi_throw_range_error(env, nullptr, what);
+    return false;
+  }
+  return true;
+}
+
+// crossEntropyForward(logits, labels, lse, N, C) → Σ loss (NaN for a label out of range)
+napi_value CrossEntropyForward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[2];
+  if (!args(env, info, a, 5) || !dims(env, a, 3, 2, d)) return nullptr;
+  float *x, *lse;
+  int32_t* y;
+  const char* e = "span_native.crossEntropyForward: bad buffer";
+  if (!f32arg(env, a.v[0], d[0] * d[1], &x, e) || !i32arg(env, a.v[1], d[0], &y, e) ||
+      !f32arg(env, a.v[2], d[0], &lse, e))
+    return nullptr;
+  return number(env, span::cross_entropy_forward(x, y, lse, d[0], d[1]));
+}
+
+// crossEntropyBackward(logits, labels, lse, dy, dlogits, N, C)
+napi_value CrossEntropyBackward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[2];
+  double dy;
+  if (!args(env, info, a, 7) || !dims(env, a, 5, 2, d)) return nullptr;
+  CHECK(num(env, a.v[3], &dy) ? napi_ok : napi_invalid_arg);
+  float *x, *lse, *dx;
+  int32_t* y;
+  const char* e = "span_native.crossEntropyBackward: bad buffer";
+  if (!f32arg(env, a.v[0], d[0] * d[1], &x, e) || !i32arg(env, a.v[1], d[0], &y, e) ||
+      !f32arg(env, a.v[2], d[0], &lse, e) || !f32arg(env, a.v[4], d[0] * d[1], &dx, e))
+    return nullptr;
+  span::cross_entropy_backward(x, y, lse, static_cast<float>(dy), dx, d[0], d[1]);
+  return nullptr;
+}
+
+// sumSquares([Float32Array, ...]) → Σ x² over all of them
+napi_value SumSquares(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 1)) return nullptr;
+  uint32_t n;
+  CHECK(napi_get_array_length(env, a.v[0], &n));
+  std::vector<const float*> xs(n);
+  std::vector<size_t> ns(n);
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value el;
+    float* p;
+    CHECK(napi_get_element(env, a.v[0], i, &el));
+    CHECK(typed(env, el, &p, &ns[i]) ? napi_ok : napi_invalid_arg);
+    xs[i] = p;
+  }
+  return number(env, span::sum_squares(xs.data(), ns.data(), n));
 }
 
 napi_value Init(napi_env env, napi_value exports) {
@@ -285,6 +458,13 @@ napi_value Init(napi_env env, napi_value exports) {
       {"scatterAdd", nullptr, ScatterAdd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"dropoutMask", nullptr, DropoutMask, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"linearForward", nullptr, LinearForward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"linearBackward", nullptr, LinearBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"layerNormForward", nullptr, LayerNormForward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"layerNormBackward", nullptr, LayerNormBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"crossEntropyForward", nullptr, CrossEntropyForward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"crossEntropyBackward", nullptr, CrossEntropyBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"sumSquares", nullptr, SumSquares, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

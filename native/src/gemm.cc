@@ -62,6 +62,7 @@ struct Gemm {
   float* c;
   size_t M, N, K;
   bool transA, transB;
+  float beta;  // 0: C = op(A)·op(B); 1: C += op(A)·op(B)
 };
 
 #ifdef SPAN_HAVE_CBLAS
@@ -70,7 +71,7 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   const float* a = g.transA ? g.a + m0 : g.a + m0 * lda;
   const float* b = g.transB ? g.b + n0 * ldb : g.b + n0;
   cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
-              (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, g.c + m0 * g.N + n0,
+              (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)lda, b, (int)ldb, g.beta, g.c + m0 * g.N + n0,
               (int)g.N);
 }
 #else
@@ -84,7 +85,8 @@ inline float at_b(const Gemm& g, size_t k, size_t j) { return g.transB ? g.b[j *
 
 void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   std::vector<float> panel(kKc * kNc), arow(4 * kKc);
-  for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
+  if (g.beta == 0.0f)
+    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
   for (size_t j0 = n0; j0 < n1; j0 += kNc) {
     size_t nc = std::min(kNc, n1 - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kKc) {
@@ -127,6 +129,7 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
 void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   if (m1 <= m0 || n1 <= n0) return;
   if (g.K == 0) {
+    if (g.beta != 0.0f) return;
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
@@ -136,12 +139,12 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
 }  // namespace
 
 void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
-                  size_t K, bool transA, bool transB) {
+                  size_t K, bool transA, bool transB, float beta) {
   size_t batch = std::max(batchA, batchB);
   if (batch == 0 || M == 0 || N == 0) return;
   auto entry = [&](size_t i) {
     return Gemm{a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
-                transA, transB};
+                transA, transB, beta};
   };
   size_t flops = 2 * M * N * std::max<size_t>(K, 1);
   size_t threads = get_threads();

@@ -12,9 +12,9 @@ void blas_single_thread();
  * C[b] = op(A[b]) · op(B[b]) for b in [0, batch), row-major, as tfjs' BatchMatMul computes it
  * (tfjs-backend-cpu batchMatMul). A is [batchA, M, K] (or [batchA, K, M] when transA), B is
  * [batchB, K, N] (or [batchB, N, K] when transB); batchA and batchB are either equal to batch
- * or 1 (broadcast).
+ * or 1 (broadcast). beta 1 accumulates into C instead of overwriting it (0 and 1 only).
  */
 void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
-                  size_t K, bool transA, bool transB);
+                  size_t K, bool transA, bool transB, float beta = 0.0f);
 
 }  // namespace span

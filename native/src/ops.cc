@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "mathfn.h"
 #include "pool.h"
 
 namespace span {
@@ -53,51 +54,6 @@ void binary_loop(F f, const float* a, const float* b, float* out, int rank, cons
       binary_row(f, a + oa, b + ob, out + r * inner, inner, sa[rank - 1], sb[rank - 1]);
     }
   });
-}
-
-/**
- * exp(x) in float32 as a branch-free polynomial the compiler vectorises (libm's expf is a
- * call per element): Cephes expf, x = n·ln2 + r with |r| <= ln2/2 split in two constants,
- * exp(r) by a degree-6 polynomial, times 2^n applied as two halves 2^⌊n/2⌋·2^(n−⌊n/2⌋) so
- * results near overflow and in the denormal range are right. Within 2 ulp of expf; +inf
- * above ln(FLT_MAX), 0 below ln of the smallest denormal, NaN stays NaN.
- */
-inline float fast_exp(float x) {
-  float c = x < -103.9f ? -103.9f : x;  // ternaries and the 1.5·2²³ rounding trick (not std::floor) keep it vectorisable
-  c = c > 88.8f ? 88.8f : c;
-  float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  float r = c - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t ni = static_cast<int32_t>(n);
-  int32_t half = ni >> 1;
-  int32_t b1 = (half + 127) << 23, b2 = (ni - half + 127) << 23;
-  float s1, s2;
-  std::memcpy(&s1, &b1, sizeof s1);
-  std::memcpy(&s2, &b2, sizeof s2);
-  y = y * s1 * s2;
-  y = x > 88.72283f ? INFINITY : y;
-  y = x < -103.97208f ? 0.0f : y;
-  return x != x ? x : y;
-}
-
-/**
- * erf as tfjs-backend-cpu's Erf kernel computes it (Abramowitz & Stegun 7.1.26, |error| <
- * 1.5e-7): sign(x)·(1 − t(a1 + t(a2 + t(a3 + t(a4 + t·a5))))·e^(−x²)), t = 1/(1 + p|x|);
- * with fast_exp it vectorises (libm's erff does not).
- */
-inline float fast_erf(float x) {
-  float ax = std::fabs(x);
-  float t = 1.0f / (1.0f + 0.3275911f * ax);
-  float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
-  float y = 1.0f - poly * fast_exp(-ax * ax);
-  return x < 0 ? -y : y;
 }
 
 // Maximum/Minimum follow JavaScript's Math.max/Math.min: NaN wins.
@@ -354,11 +310,11 @@ void dropout_mask(float* out, size_t n, float keep, uint64_t seed) {
 // AdamW as span's optimiser (src/core/train/optim.ts) and torch.optim.AdamW compute it:
 // m' = β1 m + (1-β1) g; v' = β2 v + (1-β2) g²; p' = p(1 - lr·wd) - lr (m'/bc1) / (√(v'/bc2) + ε).
 void adamw(const float* p, const float* m, const float* v, const float* g, float* p2, float* m2, float* v2, size_t n,
-           float lr, float beta1, float beta2, float eps, float decay, float bc1, float bc2) {
+           float lr, float beta1, float beta2, float eps, float decay, float bc1, float bc2, float gscale) {
   float keepW = 1.0f - lr * decay;
   parallel_for(n, kGrain, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; i++) {
-      float gi = g[i];
+      float gi = g[i] * gscale;
       float mi = beta1 * m[i] + (1.0f - beta1) * gi;
       float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
       m2[i] = mi;

@@ -25,8 +25,11 @@ bool gather(const uint32_t* x, const int32_t* idx, uint32_t* out, size_t outer, 
 bool scatter_add(const float* updates, const int64_t* offsets, size_t n, size_t slice, float* out, size_t outSize);
 /** Inverted-dropout mask: each entry 1/keep with probability keep, else 0, from a counter-based generator. */
 void dropout_mask(float* out, size_t n, float keep, uint64_t seed);
-/** One AdamW update (torch.optim.AdamW): writes p', m', v'. */
+/**
+ * One AdamW update (torch.optim.AdamW) of the gradient g·gscale (gscale: global-norm clipping):
+ * writes p', m', v', which may be p, m, v themselves (each element is read before it is written).
+ */
 void adamw(const float* p, const float* m, const float* v, const float* g, float* p2, float* m2, float* v2, size_t n,
-           float lr, float beta1, float beta2, float eps, float decay, float bc1, float bc2);
+           float lr, float beta1, float beta2, float eps, float decay, float bc1, float bc2, float gscale);
 
 }  // namespace span

@@ -3,7 +3,7 @@ import {allocF32} from './native-pool.js'
 
 /** The addon's functions (native/src/addon.cc); every tensor is a TypedArray that JS allocated. */
 export interface NativeAddon {
-  info(): {blas: string; threads: number}
+  info(): {blas: string; threads: number; abi?: number}
   setThreads(n: number): void
   matmul(a: Float32Array, b: Float32Array, out: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number, transA: boolean, transB: boolean): void
   binary(op: number, a: Float32Array, b: Float32Array, out: Float32Array, shape: number[], stridesA: number[], stridesB: number[]): void
@@ -15,7 +15,17 @@ export interface NativeAddon {
   scatterAdd(updates: Float32Array, offsets: Int32Array, slice: number, out: Float32Array): boolean
   dropoutMask(out: Float32Array, keep: number, seed: number): void
   adamw(p: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, p2: Float32Array, m2: Float32Array, v2: Float32Array,
-    lr: number, beta1: number, beta2: number, eps: number, decay: number, bc1: number, bc2: number): void
+    lr: number, beta1: number, beta2: number, eps: number, decay: number, bc1: number, bc2: number, gscale: number): void
+  // fused layers (native/src/fused.h, wrapped by fused.ts)
+  linearForward(x: Float32Array, w: Float32Array, b: Float32Array | null, z: Float32Array, y: Float32Array, N: number, inF: number, outF: number, gelu: boolean): void
+  linearBackward(dy: Float32Array, x: Float32Array, w: Float32Array, z: Float32Array | null, dz: Float32Array | null,
+    dx: Float32Array, dw: Float32Array, db: Float32Array | null, N: number, inF: number, outF: number, gelu: boolean): void
+  layerNormForward(x: Float32Array, g: Float32Array, b: Float32Array, y: Float32Array, mean: Float32Array, rstd: Float32Array, rows: number, H: number, eps: number): void
+  layerNormBackward(dy: Float32Array, x: Float32Array, g: Float32Array, mean: Float32Array, rstd: Float32Array,
+    dx: Float32Array, dg: Float32Array, db: Float32Array, rows: number, H: number): void
+  crossEntropyForward(logits: Float32Array, labels: Int32Array, lse: Float32Array, N: number, C: number): number
+  crossEntropyBackward(logits: Float32Array, labels: Int32Array, lse: Float32Array, dy: number, dlogits: Float32Array, N: number, C: number): void
+  sumSquares(xs: Float32Array[]): number
 }
 
 // Operation codes: the enums of native/src/ops.h.
@@ -49,6 +59,11 @@ export function kernelCounts(): Record<string, {native: number; fallback: number
 
 export function setKernelsEnabled(on: boolean): void {
   enabled = on
+}
+
+/** Whether the registered kernels serve natively (false after setKernelsEnabled(false), e.g. --backend cpu). */
+export function kernelsEnabled(): boolean {
+  return enabled
 }
 
 const size = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1)

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {nativeAddon} from './native.js'
-import {allocF32} from './native-pool.js'
+import {kernelsEnabled} from './native-kernels.js'
+import {allocF32, isPrivate} from './native-pool.js'
 
 /**
  * Fused helpers for the two costs that kernels alone cannot remove on the `native` backend:
@@ -9,9 +10,12 @@ import {allocF32} from './native-pool.js'
  * Both fall back to the tfjs ops when the native backend is not the one running.
  */
 
-/** True when the addon is loaded and tfjs' current backend is `cpu` (whose kernels it serves). */
+/**
+ * True when the native backend is the one running: the addon is loaded, its kernels are on
+ * (not --backend cpu, which turns them off) and tfjs' current backend is `cpu`.
+ */
 export function nativeActive(): boolean {
-  return nativeAddon() !== null && tf.getBackend() === 'cpu'
+  return nativeAddon() !== null && kernelsEnabled() && tf.getBackend() === 'cpu'
 }
 
 /**
@@ -38,22 +42,34 @@ export interface AdamWStep {
   /** 1 − β1ᵗ and 1 − β2ᵗ */
   bc1: number
   bc2: number
+  /** factor on the gradient (global-norm clipping), 1 for none */
+  gradScale: number
+}
+
+interface CpuEntry {
+  values?: unknown
+  refCount?: number
 }
 
 /**
  * One AdamW update of a parameter and its moments in a single pass (native/src/ops.cc adamw,
- * the formula of src/core/train/optim.ts and torch.optim.AdamW). Assigns p, m and v; returns
- * false, changing nothing, where it cannot run (not the native backend, not float32).
+ * the formula of src/core/train/optim.ts and torch.optim.AdamW). Updates p, m and v in place
+ * when nothing else can see their storage (one tensor, never read out: see isPrivate), else
+ * writes new buffers and assigns them. Returns false, changing nothing, where it cannot run
+ * (not the native backend, not float32).
  */
 export function adamwFast(p: tf.Variable, m: tf.Variable, v: tf.Variable, g: tf.Tensor, h: AdamWStep): boolean {
   const addon = nativeAddon()
   if (!addon || !nativeActive()) return false
-  const backend = tf.backend() as unknown as {data: {get(id: tf.DataId): {values?: unknown}}}
-  const values = [p, m, v, g].map((t) => (t.dtype === 'float32' ? backend.data.get(t.dataId).values : null))
+  const data = (tf.backend() as unknown as {data: {get(id: tf.DataId): CpuEntry | undefined}}).data
+  const entries = [p, m, v, g].map((t) => (t.dtype === 'float32' ? data.get(t.dataId) : undefined))
+  const values = entries.map((e) => e?.values)
   if (!values.every((x) => x instanceof Float32Array && x.length === p.size)) return false
   const [pv, mv, vv, gv] = values as Float32Array[]
-  const out = [allocF32(p.size), allocF32(p.size), allocF32(p.size)]
-  addon.adamw(pv, mv, vv, gv, out[0], out[1], out[2], h.lr, h.beta1, h.beta2, h.eps, h.weightDecay, h.bc1, h.bc2)
+  const inPlace = entries.slice(0, 3).every((e) => e?.refCount === 1 && isPrivate(e.values))
+  const out = inPlace ? [pv, mv, vv] : [allocF32(p.size), allocF32(p.size), allocF32(p.size)]
+  addon.adamw(pv, mv, vv, gv, out[0], out[1], out[2], h.lr, h.beta1, h.beta2, h.eps, h.weightDecay, h.bc1, h.bc2, h.gradScale)
+  if (inPlace) return true
   ;[p, m, v].forEach((variable, i) => {
     const t = tf.tensor(out[i], variable.shape, 'float32')
     variable.assign(t)

@@ -38,6 +38,21 @@ export function allocF32(n: number): Float32Array {
   return fresh
 }
 
+/**
+ * True when `values` is one of our buffers, whole, held by exactly one backend entry and never
+ * handed out (dataSync) or aliased: the tensor's owner may then update it in place.
+ */
+export function isPrivate(values: unknown): values is Float32Array {
+  const buf = ourBuffer(values)
+  return buf !== null && !pinned.has(buf) && registrations.get(buf) === 1 && (values as Float32Array).byteLength === buf.byteLength
+}
+
+/** Gives back a scratch buffer from allocF32 that no tensor ever held. */
+export function releaseF32(values: Float32Array): void {
+  const buf = values.buffer as ArrayBuffer
+  if (!registrations.get(buf)) recycle(values)
+}
+
 function recycle(values: unknown): void {
   if (!(values instanceof Float32Array)) return
   const buf = values.buffer as ArrayBuffer

@@ -35,6 +35,9 @@ export function addonPath(): string {
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'native', 'build', 'Release', 'span_native.node')
 }
 
+/** Interface version of native/src/addon.cc this code calls (kAbi there); a stale build is refused. */
+export const NATIVE_ABI = 2
+
 /**
  * Loads the addon once (later calls return the same status). `threads` sets the pool size
  * (default: every core); the addon pins OpenBLAS to one thread so that only its pool runs.
@@ -57,6 +60,10 @@ function tryLoad(): NativeStatus {
     return {available: false, blas: '', threads: 0, error: `the addon failed to load (${(err as Error).message.split('\n')[0]})`}
   }
   const info = addon.info()
+  if (info.abi !== NATIVE_ABI) {
+    addon = null
+    return {available: false, blas: '', threads: 0, error: `the addon is out of date (interface ${info.abi ?? 1}, span needs ${NATIVE_ABI}: run \`node native/build.mjs\`)`}
+  }
   return {available: true, blas: info.blas, threads: info.threads}
 }
 

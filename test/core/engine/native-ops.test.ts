@@ -35,7 +35,7 @@ describe.skipIf(!status.available)(`native dropout and AdamW${reason}`, () => {
     for (let i = 0; i < yv.length; i++) expect(gv[i] * xv[i]).toBeCloseTo(yv[i], 5)
   })
 
-  it('AdamW in one pass matches the optimiser of src/core/train/optim.ts over three steps', () => {
+  it('AdamW in one pass matches the optimiser of src/core/train/optim.ts over three steps, clipping factor included', () => {
     const shape = [37, 13]
     const init = tf.randomNormal(shape, 0, 0.02, 'float32', 1)
     const grads = [2, 3, 4].map((s) => tf.randomNormal(shape, 0, 1, 'float32', s))
@@ -47,15 +47,39 @@ describe.skipIf(!status.available)(`native dropout and AdamW${reason}`, () => {
     const {beta1, beta2, eps, weightDecay} = opt.opts
     grads.forEach((g, i) => {
       const lr = 1e-3 * (i + 1)
-      opt.apply([['x.weight', ref]], new Map([['x.weight', g]]), lr)
+      const gradScale = [1, 0.5, 0.25][i]
+      opt.apply([['x.weight', ref]], new Map([['x.weight', g]]), lr, gradScale)
       const t = i + 1
-      expect(adamwFast(p, m, v, g, {lr, beta1, beta2, eps, weightDecay, bc1: 1 - beta1 ** t, bc2: 1 - beta2 ** t})).toBe(true)
+      expect(adamwFast(p, m, v, g, {lr, beta1, beta2, eps, weightDecay, bc1: 1 - beta1 ** t, bc2: 1 - beta2 ** t, gradScale})).toBe(true)
     })
     const a = p.dataSync()
     const b = ref.dataSync()
     for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i])).toBeLessThan(1e-6)
     const mr = opt.m.get('x.weight')!.dataSync()
     m.dataSync().forEach((x, i) => expect(Math.abs(x - mr[i])).toBeLessThan(1e-6))
+    tf.dispose([init, ...grads, ref, p, m, v])
+    opt.dispose()
+  })
+
+  it('AdamW updates in place only storage nobody else can see', () => {
+    const h = {lr: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, bc1: 0.1, bc2: 0.001, gradScale: 1}
+    const p = tf.variable(tf.ones([64]))
+    const m = tf.variable(tf.zeros([64]))
+    const v = tf.variable(tf.zeros([64]))
+    const g = tf.ones([64])
+    const storage = (t: tf.Tensor) => (tf.backend() as unknown as {data: {get(id: tf.DataId): {values: Float32Array}}}).data.get(t.dataId).values
+    adamwFast(p, m, v, g, h) // p, m, v now in buffers of the addon's pool
+    const own = storage(p)
+    adamwFast(p, m, v, g, h)
+    expect(storage(p)).toBe(own) // updated in place
+    const seen = p.dataSync() // handed out: must not change under the reader's feet
+    const before = Array.from(seen)
+    const alias = p.reshape([8, 8]) // a second tensor on the same storage
+    adamwFast(p, m, v, g, h)
+    expect(Array.from(seen)).toEqual(before)
+    expect(Array.from(alias.dataSync())).toEqual(before)
+    expect(p.dataSync()[0]).toBeLessThan(before[0])
+    tf.dispose([p, m, v, g, alias])
   })
 
   it('falls back to tfjs ops off the native backend', async () => {
@@ -65,7 +89,7 @@ describe.skipIf(!status.available)(`native dropout and AdamW${reason}`, () => {
     const x = tf.ones([4, 4])
     expect(dropoutFast(x, 0.5, 1).shape).toEqual([4, 4])
     const p = tf.variable(tf.ones([2]))
-    expect(adamwFast(p, tf.variable(tf.zeros([2])), tf.variable(tf.zeros([2])), tf.ones([2]), {lr: 1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, bc1: 0.1, bc2: 0.001})).toBe(false)
+    expect(adamwFast(p, tf.variable(tf.zeros([2])), tf.variable(tf.zeros([2])), tf.ones([2]), {lr: 1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, bc1: 0.1, bc2: 0.001, gradScale: 1})).toBe(false)
     expect(Array.from(p.dataSync())).toEqual([1, 1])
     await tf.setBackend('cpu')
   })

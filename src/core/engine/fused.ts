@@ -1,0 +1,130 @@
+import * as tf from '@tensorflow/tfjs'
+import {nativeAddon} from './native.js'
+import type {NativeAddon} from './native-kernels.js'
+import {nativeActive} from './native-ops.js'
+import {allocF32, releaseF32} from './native-pool.js'
+
+/**
+ * Fused layers of the `native` backend (native/src/fused.cc), each a tf.customGrad op whose
+ * forward and backward are one addon call instead of a chain of kernels: nn.Linear (+ GeLU),
+ * LayerNorm and summed softmax cross-entropy. Each returns null where it cannot run (another
+ * backend, a dtype or storage it does not take), and the caller computes the composite tfjs
+ * formula instead (src/core/model/layers.ts, loss.ts); tests hold the two to float32 agreement.
+ */
+
+interface CpuData {
+  data: {get(id: tf.DataId): {values?: unknown} | undefined}
+}
+
+/** The float32 storage of a cpu-backend tensor, or null (another dtype, or not a Float32Array). */
+function f32(t: tf.Tensor): Float32Array | null {
+  if (t.dtype !== 'float32') return null
+  const v = (tf.backend() as unknown as Partial<CpuData>).data?.get(t.dataId)?.values
+  return v instanceof Float32Array ? v : null
+}
+
+function i32(t: tf.Tensor): Int32Array | null {
+  if (t.dtype !== 'int32') return null
+  const v = (tf.backend() as unknown as Partial<CpuData>).data?.get(t.dataId)?.values
+  return v instanceof Int32Array ? v : null
+}
+
+/** Values of an upstream gradient: its storage when float32 on the cpu backend, else a read. */
+function gradValues(dy: tf.Tensor): Float32Array {
+  return f32(dy) ?? Float32Array.from(dy.dataSync())
+}
+
+function addonIfActive(): NativeAddon | null {
+  return nativeActive() ? nativeAddon() : null
+}
+
+const wrap = (values: Float32Array, shape: number[]): tf.Tensor => tf.tensor(values, shape, 'float32')
+
+/**
+ * act(x·Wᵀ + b) for x [N, in], W [out, in] (nn.Linear layout), b [out]; act is identity or
+ * GeLU (erf form). Gradients for x, W and b come from one linearBackward call.
+ */
+export function linearFused(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, act: 'linear' | 'gelu'): tf.Tensor2D | null {
+  const addon = addonIfActive()
+  if (!addon || !f32(x) || !f32(w) || !f32(b)) return null
+  const [N, inF] = x.shape
+  const outF = w.shape[0]
+  const gelu = act === 'gelu'
+  const op = tf.customGrad((xt, wt, bt, save) => {
+    const [X, W, Bv] = [xt, wt, bt].map((t) => f32(t as tf.Tensor)!)
+    const z = allocF32(N * outF) // [N, out] pre-activation
+    const y = gelu ? allocF32(N * outF) : z // [N, out]
+    addon.linearForward(X, W, Bv, z, y, N, inF, outF, gelu)
+    const zt = gelu ? wrap(z, [N, outF]) : null
+    ;(save as tf.GradSaveFunc)(zt ? [xt as tf.Tensor, wt as tf.Tensor, zt] : [xt as tf.Tensor, wt as tf.Tensor])
+    return {
+      value: wrap(y, [N, outF]),
+      gradFunc: (dy, saved) => {
+        const [sx, sw, sz] = (saved as tf.Tensor[]).map((t) => f32(t)!)
+        const dz = gelu ? allocF32(N * outF) : null // scratch [N, out]
+        const [dx, dw, db] = [allocF32(N * inF), allocF32(outF * inF), allocF32(outF)]
+        addon.linearBackward(gradValues(dy as tf.Tensor), sx, sw, sz ?? null, dz, dx, dw, db, N, inF, outF, gelu)
+        if (dz) releaseF32(dz)
+        return [wrap(dx, [N, inF]), wrap(dw, [outF, inF]), wrap(db, [outF])]
+      },
+    }
+  })
+  return op(x, w, b) as tf.Tensor2D
+}
+
+/** LayerNorm over the last axis of x [..., H] with gain g [H] and bias b [H] (BertLayerNorm). */
+export function layerNormFused(x: tf.Tensor, g: tf.Tensor1D, b: tf.Tensor1D, eps: number): tf.Tensor | null {
+  const addon = addonIfActive()
+  if (!addon || !f32(x) || !f32(g) || !f32(b) || x.rank < 1) return null
+  const H = x.shape[x.rank - 1]
+  const rows = H === 0 ? 0 : x.size / H
+  const op = tf.customGrad((xt, gt, bt, save) => {
+    const [X, G, Bv] = [xt, gt, bt].map((t) => f32(t as tf.Tensor)!)
+    const [y, mean, rstd] = [allocF32(x.size), allocF32(rows), allocF32(rows)]
+    addon.layerNormForward(X, G, Bv, y, mean, rstd, rows, H, eps)
+    ;(save as tf.GradSaveFunc)([xt as tf.Tensor, gt as tf.Tensor, wrap(mean, [rows]), wrap(rstd, [rows])])
+    return {
+      value: wrap(y, x.shape),
+      gradFunc: (dy, saved) => {
+        const [sx, sg, sm, sr] = (saved as tf.Tensor[]).map((t) => f32(t)!)
+        const [dx, dg, db] = [allocF32(x.size), allocF32(H), allocF32(H)]
+        addon.layerNormBackward(gradValues(dy as tf.Tensor), sx, sg, sm, sr, dx, dg, db, rows, H)
+        return [wrap(dx, x.shape), wrap(dg, [H]), wrap(db, [H])]
+      },
+    }
+  })
+  return op(x, g, b)
+}
+
+/** Σ_n −log softmax(logits[n])[labels[n]] for logits [N, C], labels [N] int32 in [0, C). */
+export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar | null {
+  const addon = addonIfActive()
+  const y = addon ? i32(labels) : null
+  if (!addon || !f32(logits) || !y) return null
+  const [N, C] = logits.shape
+  const op = tf.customGrad((lt, save) => {
+    const lse = allocF32(N) // [N] log-sum-exp of each row
+    const total = addon.crossEntropyForward(f32(lt as tf.Tensor)!, y, lse, N, C)
+    if (Number.isNaN(total) && y.some((v) => v < 0 || v >= C)) throw new Error(`cross-entropy: a label is outside [0, ${C})`)
+    ;(save as tf.GradSaveFunc)([lt as tf.Tensor, wrap(lse, [N])])
+    return {
+      value: tf.scalar(total, 'float32'),
+      gradFunc: (dy, saved) => {
+        const [sl, slse] = (saved as tf.Tensor[]).map((t) => f32(t)!)
+        const d = allocF32(N * C)
+        addon.crossEntropyBackward(sl, y, slse, (dy as tf.Tensor).dataSync()[0], d, N, C)
+        return wrap(d, [N, C])
+      },
+    }
+  })
+  return op(logits) as tf.Scalar
+}
+
+/** Σ x² over every tensor (the squared global norm), one addon call; null where it cannot run. */
+export function sumSquaresFused(ts: tf.Tensor[]): number | null {
+  const addon = addonIfActive()
+  if (!addon) return null
+  const values = ts.map(f32)
+  if (values.some((v) => !v)) return null
+  return addon.sumSquares(values as Float32Array[])
+}
