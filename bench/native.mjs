@@ -7,7 +7,8 @@
 //   sgemm     1024³ sgemm through the addon, GFLOP/s at 1 thread and at the pool size
 //   step      tokens/s of a full training step (trainStep: forward, backward, clipping, AdamW),
 //             median of 3 after a warm-up step, batch 16 × 128 (base: 8 × 128), BERT's 30,522 vocabulary;
-//             step_cpu_ms is the CPU time of the process (all its threads) per step, steadier when shared
+//             step_cpu_ms is the CPU time of the process (all its threads) per step, steadier when shared;
+//             max_rss_mb the process's peak RSS so far (run one preset alone to read its own)
 //   dropout   a [16, 128, 4H] dropout: tf.dropout (JS mask) vs dropoutFast (native mask)
 //   adamw     one AdamW update of every parameter: the optimiser's ops vs adamwFast (one pass)
 // Compare with bench/torch_step.py (PyTorch, same model and batch) for the ratio. On a shared
@@ -84,7 +85,7 @@ function stepBench(backend, preset) {
     if (i > 0) cpuTimes.push(cpuMs() - c0)
   }
   const ms = median(times)
-  out({bench: 'step', backend, preset, batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), tensors: tf.memory().numTensors,
+  out({bench: 'step', backend, preset, batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), tensors: tf.memory().numTensors,
     ...(backend === 'native' ? {pool: nativePoolStats()} : {})})
   disposeBatch(batch)
   opt.dispose()
@@ -118,7 +119,7 @@ function adamwBench(preset) {
   const ops = timeIt(() => opt.apply(entries, grads, 1e-4), 3)
   const m = entries.map(([, v]) => tf.variable(tf.zerosLike(v)))
   const v2 = entries.map(([, v]) => tf.variable(tf.zerosLike(v)))
-  const h = {lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, bc1: 0.1, bc2: 0.001}
+  const h = {lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, bc1: 0.1, bc2: 0.001, gradScale: 1}
   const fast = timeIt(() => entries.forEach(([k, p], i) => adamwFast(p, m[i], v2[i], grads.get(k), h)), 3)
   out({bench: 'adamw', preset, params: model.params.size(), optimiser_ops_ms: ops, native_one_pass_ms: fast})
   tf.dispose([...grads.values(), ...m, ...v2])

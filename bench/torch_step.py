@@ -7,7 +7,8 @@ presets, batch (16 x 128; base 8 x 128), vocabulary (30,522) and synthetic maski
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_step.py [presets] [--threads N]
 
 presets default tiny,mini. Prints one JSON line per preset (median of 3 steps after one
-warm-up), and one for a 1024^3 torch.mm (the machine's measured sgemm peak through torch).
+warm-up; max_rss_mb is the process's peak RSS so far, so run a preset alone to read its
+own), and one for a 1024^3 torch.mm (the machine's measured sgemm peak through torch).
 The model mirrors src/core/model: post-LN BERT encoder (GeLU erf form), the MLM head
 (dense, GeLU, LayerNorm, decoder tied to the word embeddings plus a bias) and SpanBERT's SBO
 head (MLPWithLayerNorm over [h(s-1); h(e+1); p(i-s)], tied decoder with its own bias); the
@@ -17,6 +18,7 @@ import json
 import math
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -192,7 +194,8 @@ def main():
         ms = statistics.median(times) * 1e3
         print(json.dumps({"bench": "torch_step", "preset": preset, "batch": f"{batch_size}x{T}", "threads": threads,
                           "torch": torch.__version__, "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"), "loss": round(loss, 4), "step_ms": round(ms),
-                          "tokens_per_s": round(batch_size * T / (ms / 1e3))}), flush=True)
+                          "tokens_per_s": round(batch_size * T / (ms / 1e3)),
+                          "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {gatherRows, embeddingLookup} from '../engine/gather.js'
 import {matMulNN} from '../engine/matmul.js'
 import type {BertConfig} from './config.js'
-import {type ForwardContext, dropout, gelu, layerNorm, linear} from './layers.js'
+import {type ForwardContext, dropout, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
 
 /** Word + learned absolute position + token type embeddings → LayerNorm → dropout (BERT §3). */
@@ -89,7 +89,7 @@ export class BertLayer {
     const pre = this.prefix
     const attended = this.attention.forward(x, maskAdd, ctx) // [B, T, H]
     const a = residualOutput(this.p, this.c, `${pre}.attention.output`, attended, x, ctx) // [B, T, H]
-    const inter = gelu(linear(this.p, `${pre}.intermediate.dense`, a)) // [B, T, I]
+    const inter = linear(this.p, `${pre}.intermediate.dense`, a, 'gelu') // [B, T, I]
     return residualOutput(this.p, this.c, `${pre}.output`, inter, a, ctx) // [B, T, H]
   }
 }

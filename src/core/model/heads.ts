@@ -1,23 +1,30 @@
 import * as tf from '@tensorflow/tfjs'
 import {gatherRows} from '../engine/gather.js'
 import {matMulNN} from '../engine/matmul.js'
+import {nativeActive} from '../engine/native-ops.js'
 import type {BertConfig} from './config.js'
-import {gelu, layerNorm, linear} from './layers.js'
+import {dense, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
 
 export const WORD_EMBEDDINGS = 'bert.embeddings.word_embeddings.weight'
 
 /**
- * The word embeddings transposed, [V, H] → [H, V]: the tied decoders' weight, made once per
- * forward pass and shared by the MLM and SBO heads (see matMulNN for why it is transposed).
+ * The tied decoders' weight, made once per forward pass and shared by the MLM and SBO heads:
+ * the word embeddings [V, H] as they are on the native backend (its fused linear takes
+ * nn.Linear's [out, in] layout), else transposed once to [H, V] for matMulNN.
  */
-export function decoderWeight(p: ParamStore): tf.Tensor2D {
-  return p.get(WORD_EMBEDDINGS).transpose() as tf.Tensor2D // [H, V]
+export type DecoderWeight = {layout: 'out-in'; w: tf.Tensor2D} | {layout: 'in-out'; w: tf.Tensor2D}
+
+export function decoderWeight(p: ParamStore): DecoderWeight {
+  const emb = p.get(WORD_EMBEDDINGS) as tf.Tensor2D // [V, H]
+  return nativeActive() ? {layout: 'out-in', w: emb} : {layout: 'in-out', w: emb.transpose()} // [H, V]
 }
 
 /** Output layer tied to the word embeddings (Press & Wolf), with its own bias: x [N, H] → [N, V]. */
-function tiedDecoder(p: ParamStore, biasName: string, x: tf.Tensor2D, embT: tf.Tensor2D): tf.Tensor2D {
-  return matMulNN(x, embT).add(p.get(biasName)) as tf.Tensor2D // [N, H]·[H, V] → [N, V]
+function tiedDecoder(p: ParamStore, biasName: string, x: tf.Tensor2D, dec: DecoderWeight): tf.Tensor2D {
+  const bias = p.get(biasName) as tf.Tensor1D // [V]
+  if (dec.layout === 'out-in') return dense(x, dec.w, bias) // [N, H]·[V, H]ᵀ → [N, V]
+  return matMulNN(x, dec.w).add(bias) as tf.Tensor2D // [N, H]·[H, V] → [N, V]
 }
 
 /**
@@ -36,12 +43,12 @@ export class MlmHead {
 
   constructor(private readonly p: ParamStore, private readonly c: BertConfig) {}
 
-  /** hFlat [B·T, H], positions [N] flat, embT [H, V] (decoderWeight) → logits [N, V] */
-  forward(hFlat: tf.Tensor2D, positions: tf.Tensor1D, embT: tf.Tensor2D): tf.Tensor2D {
+  /** hFlat [B·T, H], positions [N] flat, dec (decoderWeight) → logits [N, V] */
+  forward(hFlat: tf.Tensor2D, positions: tf.Tensor1D, dec: DecoderWeight): tf.Tensor2D {
     const x = gatherRows(hFlat, positions) // [N, H]
-    const t = gelu(linear(this.p, 'cls.predictions.transform.dense', x)) // [N, H]
+    const t = linear(this.p, 'cls.predictions.transform.dense', x, 'gelu') // [N, H]
     const n = layerNorm(this.p, 'cls.predictions.transform.LayerNorm', t, this.c.layer_norm_eps) as tf.Tensor2D // [N, H]
-    return tiedDecoder(this.p, 'cls.predictions.bias', n, embT) // [N, V]
+    return tiedDecoder(this.p, 'cls.predictions.bias', n, dec) // [N, V]
   }
 }
 
@@ -70,17 +77,17 @@ export class SboHead {
 
   constructor(private readonly p: ParamStore, private readonly c: BertConfig) {}
 
-  /** hFlat [B·T, H]; left, right, rel [N]; embT [H, V] (decoderWeight) → logits [N, V] */
-  forward(hFlat: tf.Tensor2D, left: tf.Tensor1D, right: tf.Tensor1D, rel: tf.Tensor1D, embT: tf.Tensor2D): tf.Tensor2D {
+  /** hFlat [B·T, H]; left, right, rel [N]; dec (decoderWeight) → logits [N, V] */
+  forward(hFlat: tf.Tensor2D, left: tf.Tensor1D, right: tf.Tensor1D, rel: tf.Tensor1D, dec: DecoderWeight): tf.Tensor2D {
     const pre = SboHead.prefix
     const eps = this.c.layer_norm_eps
     const hl = gatherRows(hFlat, left) // [N, H]
     const hr = gatherRows(hFlat, right) // [N, H]
     const pos = gatherRows(this.p.get(`${pre}.position_embeddings.weight`) as tf.Tensor2D, rel) // [N, P]
     const x = tf.concat([hl, hr, pos], 1) // [N, 2H+P]
-    const a = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm1`, gelu(linear(this.p, `${pre}.mlp_layer_norm.linear1`, x)), eps) // [N, H]
-    const b = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm2`, gelu(linear(this.p, `${pre}.mlp_layer_norm.linear2`, a)), eps) // [N, H]
-    return tiedDecoder(this.p, `${pre}.bias`, b as tf.Tensor2D, embT) // [N, V]
+    const a = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm1`, linear(this.p, `${pre}.mlp_layer_norm.linear1`, x, 'gelu'), eps) // [N, H]
+    const b = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm2`, linear(this.p, `${pre}.mlp_layer_norm.linear2`, a, 'gelu'), eps) // [N, H]
+    return tiedDecoder(this.p, `${pre}.bias`, b as tf.Tensor2D, dec) // [N, V]
   }
 }
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {crossEntropySumFused} from '../engine/fused.js'
 import {gatherRows} from '../engine/gather.js'
 
 /**
@@ -6,6 +7,8 @@ import {gatherRows} from '../engine/gather.js'
  * The label's log-probability is picked with gatherRows (every backend has its gradient).
  */
 export function crossEntropySum(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar {
+  const fused = crossEntropySumFused(logits, labels) // one pass each way on the native backend
+  if (fused) return fused
   return tf.tidy(() => {
     const [N, C] = logits.shape
     const logp = tf.logSoftmax(logits, -1).reshape([N * C, 1]) as tf.Tensor2D // [N·C, 1]

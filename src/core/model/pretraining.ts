@@ -65,9 +65,9 @@ export class SpanBertForPreTraining {
   forward(b: Batch, ctx: ForwardContext): PretrainOutputs {
     const h = this.encoder.forward(b.ids, b.segments, b.mask, ctx) // [B, T, H]
     const hFlat = h.reshape([b.B * b.T, this.config.hidden_size]) as tf.Tensor2D // [B·T, H]
-    const embT = decoderWeight(this.params) // [H, V]
-    const mlmLogits = this.mlm.forward(hFlat, b.mlmPos, embT) // [Nm, V]
-    const sboLogits = this.sbo && b.nSbo > 0 ? this.sbo.forward(hFlat, b.sboLeft, b.sboRight, b.sboRel, embT) : null // [Ns, V]
+    const dec = decoderWeight(this.params) // tied decoder weight
+    const mlmLogits = this.mlm.forward(hFlat, b.mlmPos, dec) // [Nm, V]
+    const sboLogits = this.sbo && b.nSbo > 0 ? this.sbo.forward(hFlat, b.sboLeft, b.sboRight, b.sboRel, dec) : null // [Ns, V]
     const nspLogits = this.nsp ? this.nsp.forward(this.pooler.forward(h)) : null // [B, 2]
     return {mlmLogits, sboLogits, nspLogits}
   }

@@ -239,8 +239,8 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
     }
     if (tally.batches === 0) return {tally, gradNorm: 0}
     scaleGrads(acc, 1 / tally.batches)
-    const gradNorm = clipByGlobalNorm(acc, run.c.clip > 0 ? run.c.clip : Infinity)
-    run.opt.apply(run.model.params.entries(), acc, lr)
+    const {norm: gradNorm, scale} = clipByGlobalNorm(acc, run.c.clip > 0 ? run.c.clip : Infinity)
+    run.opt.apply(run.model.params.entries(), acc, lr, scale)
     return {tally, gradNorm}
   } finally {
     tf.dispose([...acc.values()])

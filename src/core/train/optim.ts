@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {sumSquaresFused} from '../engine/fused.js'
 import {adamwFast} from '../engine/native-ops.js'
 import {decays} from '../model/params.js'
 
@@ -29,20 +30,24 @@ export class AdamW {
 
   constructor(readonly opts: AdamWOptions = ADAMW_DEFAULTS) {}
 
-  /** Applies one update with learning rate lr; grads are keyed by parameter name. */
-  apply(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>, lr: number): void {
+  /**
+   * Applies one update with learning rate lr to the gradients times gradScale (the factor
+   * clipByGlobalNorm returns); grads are keyed by parameter name.
+   */
+  apply(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>, lr: number, gradScale = 1): void {
     this.step += 1
     const {beta1, beta2, eps, weightDecay} = this.opts
     const bc1 = 1 - beta1 ** this.step
     const bc2 = 1 - beta2 ** this.step
     for (const [name, p] of params) {
-      const g = grads.get(name)
-      if (!g) continue
+      const g0 = grads.get(name)
+      if (!g0) continue
       const m = this.moment(this.m, name, p)
       const v = this.moment(this.v, name, p)
       const decay = decays(name) ? weightDecay : 0
-      if (adamwFast(p, m, v, g, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2})) continue // one fused pass on native
+      if (adamwFast(p, m, v, g0, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale})) continue // one fused pass on native
       tf.tidy(() => {
+        const g = gradScale === 1 ? g0 : g0.mul(gradScale)
         m.assign(m.mul(beta1).add(g.mul(1 - beta1))) // same shape as p
         v.assign(v.mul(beta2).add(g.square().mul(1 - beta2))) // same shape as p
         const decayed = decays(name) && weightDecay > 0 ? p.mul(1 - lr * weightDecay) : p
@@ -78,18 +83,14 @@ export class AdamW {
 }
 
 /**
- * Scales gradients so their global L2 norm is at most maxNorm, as
- * torch.nn.utils.clip_grad_norm_ does (factor maxNorm/(norm + 1e-6) when below 1).
- * Returns the norm before clipping; replaces (and disposes) the tensors in `grads`.
+ * The gradients' global L2 norm and the factor torch.nn.utils.clip_grad_norm_ scales them by
+ * to bring it to at most maxNorm (maxNorm/(norm + 1e-6) when that is below 1, else 1). The
+ * gradients are left as they are: pass `scale` to AdamW.apply, which folds it into its pass.
  */
-export function clipByGlobalNorm(grads: Map<string, tf.Tensor>, maxNorm: number): number {
-  const norm = tf.tidy(() => tf.sqrt(tf.addN([...grads.values()].map((g) => g.square().sum()))).dataSync()[0])
+export function clipByGlobalNorm(grads: Map<string, tf.Tensor>, maxNorm: number): {norm: number; scale: number} {
+  const all = [...grads.values()]
+  const squares = sumSquaresFused(all) // one pass on native
+  const norm = squares !== null ? Math.sqrt(squares) : tf.tidy(() => tf.sqrt(tf.addN(all.map((g) => g.square().sum()))).dataSync()[0])
   const coef = maxNorm / (norm + 1e-6)
-  if (coef < 1) {
-    for (const [k, g] of grads) {
-      grads.set(k, g.mul(coef))
-      g.dispose()
-    }
-  }
-  return norm
+  return {norm, scale: coef < 1 ? coef : 1}
 }

@@ -39,8 +39,8 @@ export function trainStep(
 ): StepResult {
   const {parts, grads} = lossAndGrads(model, b, ctx)
   try {
-    const gradNorm = clipByGlobalNorm(grads, maxNorm)
-    opt.apply(model.params.entries(), grads, lr)
+    const {norm: gradNorm, scale} = clipByGlobalNorm(grads, maxNorm)
+    opt.apply(model.params.entries(), grads, lr, scale)
     const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x)
     return {loss: parts[0], mlm: parts[1], sbo: orNull(parts[2]), nsp: orNull(parts[3]), gradNorm, lr}
   } finally {

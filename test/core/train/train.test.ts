@@ -27,14 +27,31 @@ describe('LinearSchedule', () => {
 })
 
 describe('clipByGlobalNorm', () => {
-  it('scales to norm 1 above it and leaves smaller gradients alone', () => {
+  it('gives the factor to norm 1 above it, 1 below, and leaves the gradients alone', () => {
     const big = new Map<string, tf.Tensor>([['a', tf.tensor([3, 0])], ['b', tf.tensor([4])]])
-    expect(clipByGlobalNorm(big, 1)).toBeCloseTo(5, 5)
-    expect(Array.from(big.get('a')!.dataSync())[0]).toBeCloseTo(0.6, 5)
+    const r = clipByGlobalNorm(big, 1)
+    expect(r.norm).toBeCloseTo(5, 5)
+    expect(r.scale).toBeCloseTo(1 / (5 + 1e-6), 7)
+    expect(Array.from(big.get('a')!.dataSync())).toEqual([3, 0])
     const small = new Map<string, tf.Tensor>([['a', tf.tensor([0.3, 0.4])]])
-    expect(clipByGlobalNorm(small, 1)).toBeCloseTo(0.5, 5)
-    expect(Array.from(small.get('a')!.dataSync())).toEqual([0.30000001192092896, 0.4000000059604645])
+    expect(clipByGlobalNorm(small, 1)).toEqual({norm: expect.closeTo(0.5, 5), scale: 1})
     tf.dispose([...big.values(), ...small.values()])
+  })
+
+  it('AdamW.apply with the factor equals AdamW on the scaled gradients', () => {
+    const run = (g: number[], scale: number) => {
+      const opt = new AdamW()
+      const p = tf.variable(tf.tensor([1, -2, 3]))
+      const grads = new Map<string, tf.Tensor>([['x.weight', tf.tensor(g)]])
+      opt.apply([['x.weight', p]], grads, 0.1, scale)
+      const out = Array.from(p.dataSync())
+      tf.dispose([p, ...grads.values()])
+      opt.dispose()
+      return out
+    }
+    const a = run([3, 0, 4], 0.2)
+    const b = run([0.6, 0, 0.8], 1)
+    a.forEach((x, i) => expect(x).toBeCloseTo(b[i], 6))
   })
 })
 

@@ -131,8 +131,8 @@ function optimiseStep(run: GlueRun, s: EpochState, b: ClsHostBatch, lr: number):
   for (const [name, v] of entries) if (grads[v.name]) byName.set(name, grads[v.name])
   try {
     const loss = value.dataSync()[0]
-    clipByGlobalNorm(byName, run.config.clip > 0 ? run.config.clip : Infinity)
-    s.opt.apply(entries, byName, lr)
+    const {scale} = clipByGlobalNorm(byName, run.config.clip > 0 ? run.config.clip : Infinity)
+    s.opt.apply(entries, byName, lr, scale)
     return loss
   } finally {
     tf.dispose([value, ...byName.values()])

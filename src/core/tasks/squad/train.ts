@@ -189,8 +189,8 @@ function optimiseStep(run: FinetuneRun, s: EpochState, windows: TrainWindow[], l
       micro++
     }
     scaleGrads(acc, 1 / micro)
-    clipByGlobalNorm(acc, c.clip > 0 ? c.clip : Infinity)
-    s.opt.apply(run.model.params.entries(), acc, lr)
+    const {scale} = clipByGlobalNorm(acc, c.clip > 0 ? c.clip : Infinity)
+    s.opt.apply(run.model.params.entries(), acc, lr, scale)
     return total / micro
   } finally {
     tf.dispose([...acc.values()])
