@@ -2,7 +2,8 @@
 // The native backend (span's addon: BLAS GEMM + native kernels registered on tfjs' cpu backend)
 // against wasm. Plain JS over dist/:
 //   npm run build && node bench/native.mjs [presets] [backends] [--threads N]
-//   presets default tiny,mini (add base: batch 8 × 128, native only); backends default native,wasm
+//   presets default tiny,mini (add base: batch 8 × 128, native only); backends default native,wasm;
+//   --only step|sgemm runs just that part
 // Prints one JSON line per measurement:
 //   sgemm     1024³ sgemm through the addon, GFLOP/s at 1 thread and at the pool size
 //   step      tokens/s of a full training step (trainStep: forward, backward, clipping, AdamW),
@@ -28,6 +29,8 @@ import {trainStep} from '../dist/core/train/step.js'
 const argv = process.argv.slice(2)
 const ti = argv.indexOf('--threads')
 const threads = ti >= 0 ? Number(argv.splice(ti, 2)[1]) : undefined
+const oi = argv.indexOf('--only') // --only step|sgemm: one part (bench/native-vs-torch.mjs runs them apart)
+const only = oi >= 0 ? argv.splice(oi, 2)[1] : null
 const presets = (argv[0] ?? 'tiny,mini').split(',')
 const backends = (argv[1] ?? 'native,wasm').split(',')
 const T = 128
@@ -85,11 +88,25 @@ function stepBench(backend, preset) {
     if (i > 0) cpuTimes.push(cpuMs() - c0)
   }
   const ms = median(times)
-  out({bench: 'step', backend, preset, batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), tensors: tf.memory().numTensors,
+  const gflop = stepFlops(model.config, batch) / 1e9
+  out({bench: 'step', gflop_per_step: +gflop.toFixed(2), gflop_per_s: +(gflop / (ms / 1000)).toFixed(1), backend, preset, batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), tensors: tf.memory().numTensors,
     ...(backend === 'native' ? {pool: nativePoolStats()} : {})})
   disposeBatch(batch)
   opt.dispose()
   model.dispose()
+}
+
+/**
+ * Floating-point operations of the step's matrix products: forward 2·M·N·K for every product
+ * (linears, attention scores and context, the tied decoders), backward twice that.
+ */
+function stepFlops(c, b) {
+  const [H, I, T, V, P] = [c.hidden_size, c.intermediate_size, b.T, c.vocab_size, c.sbo.position_embedding_size]
+  const BT = b.B * T
+  const layer = 2 * BT * H * (4 * H + 2 * I) + 2 * 2 * b.B * T * T * H
+  const mlm = 2 * b.nMlm * H * (H + V)
+  const sbo = 2 * b.nSbo * H * (2 * H + P + H + V)
+  return 3 * (c.num_hidden_layers * layer + mlm + sbo)
 }
 
 function timeIt(f, reps = 5) {
@@ -129,12 +146,13 @@ function adamwBench(preset) {
 
 for (const backend of backends) {
   await start(backend)
-  if (backend === 'native') sgemm()
+  if (backend === 'native' && only !== 'step') sgemm()
+  if (only === 'sgemm') continue
   for (const preset of presets) {
     if (preset === 'base' && backend !== 'native') continue // wasm: minutes per step
     stepBench(backend, preset)
   }
-  if (backend === 'native') {
+  if (backend === 'native' && only !== 'step') {
     dropoutBench(presetConfig(presets[0], V).hidden_size)
     adamwBench(presets[0])
   }

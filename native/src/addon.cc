@@ -67,7 +67,7 @@ napi_value boolean(napi_env env, bool b) {
 }
 
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
-constexpr int kAbi = 2;
+constexpr int kAbi = 3;
 
 // info() → {blas, threads, abi}
 napi_value Info(napi_env env, napi_callback_info) {
@@ -245,16 +245,22 @@ napi_value ScatterAdd(napi_env env, napi_callback_info info) {
   return boolean(env, span::scatter_add(u, offsets.data(), no, slice, z, nz));
 }
 
-// dropoutMask(out, keep, seed)
-napi_value DropoutMask(napi_env env, napi_callback_info info) {
+// dropout(x, out, keep, seed)
+napi_value Dropout(napi_env env, napi_callback_info info) {
   Args a;
-  if (!args(env, info, a, 3)) return nullptr;
-  float* z;
-  size_t nz;
+  if (!args(env, info, a, 4)) return nullptr;
+  float *x, *z;
+  size_t nx, nz;
   double keep, seed;
-  CHECK(typed(env, a.v[0], &z, &nz) && num(env, a.v[1], &keep) && num(env, a.v[2], &seed) ? napi_ok
-                                                                                             : napi_invalid_arg);
-  span::dropout_mask(z, nz, static_cast<float>(keep), static_cast<uint64_t>(seed));
+  CHECK(typed(env, a.v[0], &x, &nx) && typed(env, a.v[1], &z, &nz) && num(env, a.v[2], &keep) &&
+                num(env, a.v[3], &seed)
+            ? napi_ok
+            : napi_invalid_arg);
+  if (nz < nx) {
+    napi_throw_range_error(env, nullptr, "span_native.dropout: buffer too small");
+    return nullptr;
+  }
+  span::dropout(x, z, nx, static_cast<float>(keep), static_cast<uint64_t>(seed));
   return nullptr;
 }
 
@@ -456,7 +462,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"transpose", nullptr, Transpose, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"gather", nullptr, Gather, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"scatterAdd", nullptr, ScatterAdd, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"dropoutMask", nullptr, DropoutMask, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"dropout", nullptr, Dropout, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"linearForward", nullptr, LinearForward, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"linearBackward", nullptr, LinearBackward, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -296,13 +296,13 @@ inline uint64_t splitmix(uint64_t z) {
 
 // Same distribution as tf.dropout (x · floor(u + keep) / keep with u ~ U[0,1)): the mask is
 // 1/keep with probability keep; the uniform comes from 24 bits of SplitMix64(seed ⊕ index).
-void dropout_mask(float* out, size_t n, float keep, uint64_t seed) {
+void dropout(const float* x, float* out, size_t n, float keep, uint64_t seed) {
   float scale = 1.0f / keep;
   uint64_t base = splitmix(seed);
   parallel_for(n, kGrain, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; i++) {
       float u = static_cast<float>(splitmix(base + i) >> 40) * (1.0f / 16777216.0f);
-      out[i] = u < keep ? scale : 0.0f;
+      out[i] = u < keep ? x[i] * scale : 0.0f;
     }
   });
 }

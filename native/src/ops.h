@@ -23,8 +23,12 @@ void transpose(const float* x, float* out, int rank, const int64_t* shape, const
 bool gather(const uint32_t* x, const int32_t* idx, uint32_t* out, size_t outer, size_t R, size_t inner, size_t n);
 /** out (zeroed, size outSize) += updates[n, :] at offsets[n] (ScatterNd sums duplicates); false when out of range. */
 bool scatter_add(const float* updates, const int64_t* offsets, size_t n, size_t slice, float* out, size_t outSize);
-/** Inverted-dropout mask: each entry 1/keep with probability keep, else 0, from a counter-based generator. */
-void dropout_mask(float* out, size_t n, float keep, uint64_t seed);
+/**
+ * Inverted dropout: out[i] = x[i]/keep with probability keep, else 0, the draw for i coming
+ * from a counter-based generator of (seed, i) alone, so the backward pass applies the very same
+ * mask to dy by calling it again with the seed (no mask is stored).
+ */
+void dropout(const float* x, float* out, size_t n, float keep, uint64_t seed);
 /**
  * One AdamW update (torch.optim.AdamW) of the gradient g·gscale (gscale: global-norm clipping):
  * writes p', m', v', which may be p, m, v themselves (each element is read before it is written).

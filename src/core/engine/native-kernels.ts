@@ -13,7 +13,7 @@ export interface NativeAddon {
   transpose(x: Float32Array, out: Float32Array, shape: number[], perm: number[]): void
   gather(x: Uint32Array, indices: Int32Array, out: Uint32Array, outer: number, R: number, inner: number): boolean
   scatterAdd(updates: Float32Array, offsets: Int32Array, slice: number, out: Float32Array): boolean
-  dropoutMask(out: Float32Array, keep: number, seed: number): void
+  dropout(x: Float32Array, out: Float32Array, keep: number, seed: number): void
   adamw(p: Float32Array, m: Float32Array, v: Float32Array, g: Float32Array, p2: Float32Array, m2: Float32Array, v2: Float32Array,
     lr: number, beta1: number, beta2: number, eps: number, decay: number, bc1: number, bc2: number, gscale: number): void
   // fused layers (native/src/fused.h, wrapped by fused.ts)

@@ -6,7 +6,8 @@ import {allocF32, isPrivate} from './native-pool.js'
 /**
  * Fused helpers for the two costs that kernels alone cannot remove on the `native` backend:
  * tf.dropout draws its mask with tf.randomUniform, which is plain JavaScript (about a fifth of
- * a tiny-model step), and AdamW as separate ops makes ten passes over every parameter.
+ * a tiny-model step) and keeps the mask for the backward pass, and AdamW as separate ops makes
+ * ten passes over every parameter.
  * Both fall back to the tfjs ops when the native backend is not the one running.
  */
 
@@ -20,16 +21,32 @@ export function nativeActive(): boolean {
 
 /**
  * Inverted dropout, as tf.dropout(x, rate, undefined, seed): x · mask with mask = 1/(1−rate)
- * with probability 1−rate, else 0. Natively the mask comes from a counter-based generator
- * (SplitMix64 of seed and position), so it differs from tf.dropout's for the same seed but is
- * just as reproducible. The gradient is dy · mask (through Multiply).
+ * with probability 1−rate, else 0. Natively one pass each way: the mask comes from a
+ * counter-based generator (SplitMix64 of seed and position), so the gradient dy · mask is
+ * recomputed from the seed and no mask is kept between forward and backward. The masks differ
+ * from tf.dropout's for the same seed but are just as reproducible.
  */
 export function dropoutFast(x: tf.Tensor, rate: number, seed: number): tf.Tensor {
   const addon = nativeAddon()
-  if (!addon || !nativeActive() || x.dtype !== 'float32' || rate <= 0 || rate >= 1) return tf.dropout(x, rate, undefined, seed)
-  const mask = allocF32(x.size)
-  addon.dropoutMask(mask, 1 - rate, seed)
-  return tf.tidy(() => x.mul(tf.tensor(mask, x.shape, 'float32')))
+  const xv = addon && nativeActive() && x.dtype === 'float32' && rate > 0 && rate < 1 ? cpuValues(x) : null
+  if (!addon || !xv) return tf.dropout(x, rate, undefined, seed)
+  const keep = 1 - rate
+  const apply = (v: Float32Array): tf.Tensor => {
+    const out = allocF32(x.size)
+    addon.dropout(v, out, keep, seed)
+    return tf.tensor(out, x.shape, 'float32')
+  }
+  const op = tf.customGrad((xt) => ({
+    value: apply(cpuValues(xt as tf.Tensor)!), // same shape as x
+    gradFunc: (dy) => apply(cpuValues(dy as tf.Tensor) ?? Float32Array.from((dy as tf.Tensor).dataSync())),
+  }))
+  return op(x)
+}
+
+/** The Float32Array a cpu-backend tensor is stored in (null for other storage). */
+function cpuValues(t: tf.Tensor): Float32Array | null {
+  const v = (tf.backend() as unknown as {data?: {get(id: tf.DataId): {values?: unknown} | undefined}}).data?.get(t.dataId)?.values
+  return v instanceof Float32Array ? v : null
 }
 
 export interface AdamWStep {

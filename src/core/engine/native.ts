@@ -36,7 +36,7 @@ export function addonPath(): string {
 }
 
 /** Interface version of native/src/addon.cc this code calls (kAbi there); a stale build is refused. */
-export const NATIVE_ABI = 2
+export const NATIVE_ABI = 3
 
 /**
  * Loads the addon once (later calls return the same status). `threads` sets the pool size
