@@ -23,7 +23,7 @@ namespace {
 
 struct Args {
   napi_value v[16];
-  size_t n = 16;
+  size_t n = 16;  // the most any function takes
 };
 
 bool args(napi_env env, napi_callback_info info, Args& a, size_t want) {
@@ -67,7 +67,7 @@ napi_value boolean(napi_env env, bool b) {
 }
 
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
-constexpr int kAbi = 3;
+constexpr int kAbi = 4;
 
 // info() → {blas, threads, abi}
 napi_value Info(napi_env env, napi_callback_info) {
@@ -431,6 +431,43 @@ napi_value CrossEntropyBackward(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// attentionForward(q, k, v, mask, probs, ctx, B, T, A, d, scale, keep, seed)
+napi_value AttentionForward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[4];
+  double h[3];
+  if (!args(env, info, a, 13) || !dims(env, a, 6, 4, d)) return nullptr;
+  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[10 + i], &h[i]) ? napi_ok : napi_invalid_arg);
+  size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *q, *k, *v, *m, *p, *c;
+  const char* e = "span_native.attentionForward: bad buffer";
+  if (!f32arg(env, a.v[0], n, &q, e) || !f32arg(env, a.v[1], n, &k, e) || !f32arg(env, a.v[2], n, &v, e) ||
+      !f32arg(env, a.v[3], B * T, &m, e) || !f32arg(env, a.v[4], B * A * T * T, &p, e) || !f32arg(env, a.v[5], n, &c, e))
+    return nullptr;
+  span::attention_forward(q, k, v, m, p, c, B, T, A, D, static_cast<float>(h[0]), static_cast<float>(h[1]),
+                          static_cast<uint64_t>(h[2]));
+  return nullptr;
+}
+
+// attentionBackward(dctx, q, k, v, probs, dq, dk, dv, B, T, A, d, scale, keep, seed)
+napi_value AttentionBackward(napi_env env, napi_callback_info info) {
+  Args a;
+  size_t d[4];
+  double h[3];
+  if (!args(env, info, a, 15) || !dims(env, a, 8, 4, d)) return nullptr;
+  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[12 + i], &h[i]) ? napi_ok : napi_invalid_arg);
+  size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *dc, *q, *k, *v, *p, *dq, *dk, *dv;
+  const char* e = "span_native.attentionBackward: bad buffer";
+  if (!f32arg(env, a.v[0], n, &dc, e) || !f32arg(env, a.v[1], n, &q, e) || !f32arg(env, a.v[2], n, &k, e) ||
+      !f32arg(env, a.v[3], n, &v, e) || !f32arg(env, a.v[4], B * A * T * T, &p, e) || !f32arg(env, a.v[5], n, &dq, e) ||
+      !f32arg(env, a.v[6], n, &dk, e) || !f32arg(env, a.v[7], n, &dv, e))
+    return nullptr;
+  span::attention_backward(dc, q, k, v, p, dq, dk, dv, B, T, A, D, static_cast<float>(h[0]), static_cast<float>(h[1]),
+                           static_cast<uint64_t>(h[2]));
+  return nullptr;
+}
+
 // sumSquares([Float32Array, ...]) → Σ x² over all of them
 napi_value SumSquares(napi_env env, napi_callback_info info) {
   Args a;
@@ -470,6 +507,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"layerNormBackward", nullptr, LayerNormBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"crossEntropyForward", nullptr, CrossEntropyForward, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"crossEntropyBackward", nullptr, CrossEntropyBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"attentionForward", nullptr, AttentionForward, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"attentionBackward", nullptr, AttentionBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"sumSquares", nullptr, SumSquares, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);

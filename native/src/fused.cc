@@ -192,6 +192,87 @@ void cross_entropy_backward(const float* logits, const int32_t* labels, const fl
   });
 }
 
+namespace {
+
+/** Row-wise softmax in place of S·scale + mask (mask one value per column), rows of T. */
+void masked_softmax_rows(float* S, const float* mask, size_t T, float scale) {
+  for (size_t t = 0; t < T; t++) {
+    float* row = S + t * T;
+    float mx = -INFINITY;
+    for (size_t s = 0; s < T; s++) {
+      row[s] = row[s] * scale + mask[s];
+      mx = row[s] > mx ? row[s] : mx;
+    }
+    float sum = 0;
+    for (size_t s = 0; s < T; s++) {
+      row[s] = fast_exp(row[s] - mx);
+      sum += row[s];
+    }
+    float inv = 1.0f / sum;
+    for (size_t s = 0; s < T; s++) row[s] *= inv;
+  }
+}
+
+/** out = dropout(x) over n entries whose mask indices start at `first` (1/keep or 0). */
+void dropout_block(const float* x, float* out, size_t n, size_t first, uint64_t base, float keep) {
+  float scale = 1.0f / keep;
+  for (size_t i = 0; i < n; i++) out[i] = dropout_keeps(base, first + i, keep) ? x[i] * scale : 0.0f;
+}
+
+}  // namespace
+
+void attention_forward(const float* q, const float* k, const float* v, const float* mask, float* probs, float* ctx,
+                       size_t B, size_t T, size_t A, size_t d, float scale, float keep, uint64_t seed) {
+  size_t H = A * d, TT = T * T;
+  uint64_t base = splitmix(seed);
+  parallel_for(B * A, 1, [&](size_t i0, size_t i1) {
+    std::vector<float> dropped(keep < 1.0f ? TT : 0);  // dropout(P) of one head
+    for (size_t i = i0; i < i1; i++) {
+      size_t b = i / A, h = i % A, off = b * T * H + h * d;
+      float* P = probs + i * TT;  // [T, T]
+      gemm_ld(false, true, T, T, d, q + off, H, k + off, H, P, T);  // Q_h·K_hᵀ
+      masked_softmax_rows(P, mask + b * T, T, scale);
+      const float* Pd = P;
+      if (keep < 1.0f) {
+        dropout_block(P, dropped.data(), TT, i * TT, base, keep);
+        Pd = dropped.data();
+      }
+      gemm_ld(false, false, T, d, T, Pd, T, v + off, H, ctx + off, H);  // [T, T]·[T, d]
+    }
+  });
+}
+
+void attention_backward(const float* dctx, const float* q, const float* k, const float* v, const float* probs,
+                        float* dq, float* dk, float* dv, size_t B, size_t T, size_t A, size_t d, float scale,
+                        float keep, uint64_t seed) {
+  size_t H = A * d, TT = T * T;
+  uint64_t base = splitmix(seed);
+  parallel_for(B * A, 1, [&](size_t i0, size_t i1) {
+    std::vector<float> dP(TT), dropped(keep < 1.0f ? TT : 0);
+    for (size_t i = i0; i < i1; i++) {
+      size_t b = i / A, h = i % A, off = b * T * H + h * d;
+      const float* P = probs + i * TT;
+      const float* Pd = P;
+      if (keep < 1.0f) {
+        dropout_block(P, dropped.data(), TT, i * TT, base, keep);
+        Pd = dropped.data();
+      }
+      gemm_ld(true, false, T, d, T, Pd, T, dctx + off, H, dv + off, H);            // dV = Pdᵀ·dctx
+      gemm_ld(false, true, T, T, d, dctx + off, H, v + off, H, dP.data(), T);      // dPd = dctx·Vᵀ
+      if (keep < 1.0f) dropout_block(dP.data(), dP.data(), TT, i * TT, base, keep);  // through the same mask
+      for (size_t t = 0; t < T; t++) {  // softmax: dS = P ⊙ (dP − Σ dP ⊙ P), then the scale
+        const float* p = P + t * T;
+        float* g = dP.data() + t * T;
+        float dot = 0;
+        for (size_t s = 0; s < T; s++) dot += g[s] * p[s];
+        for (size_t s = 0; s < T; s++) g[s] = p[s] * (g[s] - dot) * scale;
+      }
+      gemm_ld(false, false, T, d, T, dP.data(), T, k + off, H, dq + off, H);  // dQ = dS·K
+      gemm_ld(true, false, T, d, T, dP.data(), T, q + off, H, dk + off, H);   // dK = dSᵀ·Q
+    }
+  });
+}
+
 double sum_squares(const float* const* xs, const size_t* ns, size_t count) {
   double total = 0;
   for (size_t a = 0; a < count; a++) {

@@ -39,6 +39,22 @@ double cross_entropy_forward(const float* logits, const int32_t* labels, float* 
 void cross_entropy_backward(const float* logits, const int32_t* labels, const float* lse, float dy, float* dlogits,
                             size_t N, size_t C);
 
+/**
+ * The core of multi-head self-attention (BertSelfAttention after its q/k/v projections), for
+ * each batch entry b and head h: S = Q_h K_hᵀ·scale + mask[b] (additive, one value per key),
+ * P = softmax(S) over keys, ctx_h = dropout(P)·V_h. q, k, v and ctx are [B, T, A·d] with the
+ * heads side by side (as the projections give them, no transposes); mask [B, T]; probs
+ * [B, A, T, T] receives P for the backward pass. keep = 1 − dropout rate (1: no dropout); the
+ * mask is drawn from (seed, index into probs) as in ops.h dropout, so the backward pass redraws it.
+ */
+void attention_forward(const float* q, const float* k, const float* v, const float* mask, float* probs, float* ctx,
+                       size_t B, size_t T, size_t A, size_t d, float scale, float keep, uint64_t seed);
+
+/** Its gradient: dq, dk, dv [B, T, A·d] from dctx, the inputs and the saved probs. */
+void attention_backward(const float* dctx, const float* q, const float* k, const float* v, const float* probs,
+                        float* dq, float* dk, float* dv, size_t B, size_t T, size_t A, size_t d, float scale,
+                        float keep, uint64_t seed);
+
 /** Σ x² over several arrays at once (the global gradient norm's square), in double. */
 double sum_squares(const float* const* xs, const size_t* ns, size_t count);
 

@@ -55,7 +55,7 @@ void blas_single_thread() {
 
 namespace {
 
-/** One product of the stripe rows [m0, m1) x columns [n0, n1) of C (leading dimension N). */
+/** One product C = op(A)·op(B), row-major with leading dimensions lda, ldb, ldc. */
 struct Gemm {
   const float* a;
   const float* b;
@@ -63,16 +63,22 @@ struct Gemm {
   size_t M, N, K;
   bool transA, transB;
   float beta;  // 0: C = op(A)·op(B); 1: C += op(A)·op(B)
+  size_t lda, ldb, ldc;
 };
+
+/** A product over contiguous operands (leading dimensions from the shapes). */
+Gemm dense_gemm(const float* a, const float* b, float* c, size_t M, size_t N, size_t K, bool transA, bool transB,
+                float beta) {
+  return Gemm{a, b, c, M, N, K, transA, transB, beta, transA ? M : K, transB ? K : N, N};
+}
 
 #ifdef SPAN_HAVE_CBLAS
 void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
-  size_t lda = g.transA ? g.M : g.K, ldb = g.transB ? g.K : g.N;
-  const float* a = g.transA ? g.a + m0 : g.a + m0 * lda;
-  const float* b = g.transB ? g.b + n0 * ldb : g.b + n0;
+  const float* a = g.transA ? g.a + m0 : g.a + m0 * g.lda;
+  const float* b = g.transB ? g.b + n0 * g.ldb : g.b + n0;
   cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
-              (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)lda, b, (int)ldb, g.beta, g.c + m0 * g.N + n0,
-              (int)g.N);
+              (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)g.lda, b, (int)g.ldb, g.beta,
+              g.c + m0 * g.ldc + n0, (int)g.ldc);
 }
 #else
 // Builtin kernel (no BLAS): op(B)'s column stripe is packed row-major into [K, n] panels of
@@ -80,13 +86,13 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
 // loop is a contiguous axpy the compiler vectorises).
 constexpr size_t kKc = 256, kNc = 512;
 
-inline float at_a(const Gemm& g, size_t i, size_t k) { return g.transA ? g.a[k * g.M + i] : g.a[i * g.K + k]; }
-inline float at_b(const Gemm& g, size_t k, size_t j) { return g.transB ? g.b[j * g.K + k] : g.b[k * g.N + j]; }
+inline float at_a(const Gemm& g, size_t i, size_t k) { return g.transA ? g.a[k * g.lda + i] : g.a[i * g.lda + k]; }
+inline float at_b(const Gemm& g, size_t k, size_t j) { return g.transB ? g.b[j * g.ldb + k] : g.b[k * g.ldb + j]; }
 
 void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   std::vector<float> panel(kKc * kNc), arow(4 * kKc);
   if (g.beta == 0.0f)
-    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
+    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
   for (size_t j0 = n0; j0 < n1; j0 += kNc) {
     size_t nc = std::min(kNc, n1 - j0);
     for (size_t k0 = 0; k0 < g.K; k0 += kKc) {
@@ -97,10 +103,10 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
       for (; i + 4 <= m1; i += 4) {
         for (size_t r = 0; r < 4; r++)
           for (size_t k = 0; k < kc; k++) arow[r * kc + k] = at_a(g, i + r, k0 + k);
-        float* c0 = g.c + i * g.N + j0;
-        float* c1 = c0 + g.N;
-        float* c2 = c1 + g.N;
-        float* c3 = c2 + g.N;
+        float* c0 = g.c + i * g.ldc + j0;
+        float* c1 = c0 + g.ldc;
+        float* c2 = c1 + g.ldc;
+        float* c3 = c2 + g.ldc;
         for (size_t k = 0; k < kc; k++) {
           const float* p = &panel[k * nc];
           float a0 = arow[k], a1 = arow[kc + k], a2 = arow[2 * kc + k], a3 = arow[3 * kc + k];
@@ -114,7 +120,7 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
         }
       }
       for (; i < m1; i++) {
-        float* c0 = g.c + i * g.N + j0;
+        float* c0 = g.c + i * g.ldc + j0;
         for (size_t k = 0; k < kc; k++) {
           float a0 = at_a(g, i, k0 + k);
           const float* p = &panel[k * nc];
@@ -130,7 +136,7 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   if (m1 <= m0 || n1 <= n0) return;
   if (g.K == 0) {
     if (g.beta != 0.0f) return;
-    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.N + n0, 0, (n1 - n0) * sizeof(float));
+    for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
   gemm_block(g, m0, m1, n0, n1);
@@ -143,8 +149,8 @@ void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_
   size_t batch = std::max(batchA, batchB);
   if (batch == 0 || M == 0 || N == 0) return;
   auto entry = [&](size_t i) {
-    return Gemm{a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
-                transA, transB, beta};
+    return dense_gemm(a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
+                      transA, transB, beta);
   };
   size_t flops = 2 * M * N * std::max<size_t>(K, 1);
   size_t threads = get_threads();
@@ -165,6 +171,12 @@ void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_
       parallel_for(N, 64, [&](size_t n0, size_t n1) { gemm_one(g, 0, M, n0, n1); });
     }
   }
+}
+
+void gemm_ld(bool transA, bool transB, size_t M, size_t N, size_t K, const float* a, size_t lda, const float* b,
+             size_t ldb, float* c, size_t ldc, float beta) {
+  if (M == 0 || N == 0) return;
+  gemm_one(Gemm{a, b, c, M, N, K, transA, transB, beta, lda, ldb, ldc}, 0, M, 0, N);
 }
 
 }  // namespace span

@@ -17,4 +17,11 @@ void blas_single_thread();
 void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
                   size_t K, bool transA, bool transB, float beta = 0.0f);
 
+/**
+ * One product on the calling thread, with explicit leading dimensions (row-major): C = op(A)·op(B),
+ * or C += op(A)·op(B) when beta is 1. For kernels that run their own loop over the pool.
+ */
+void gemm_ld(bool transA, bool transB, size_t M, size_t N, size_t K, const float* a, size_t lda, const float* b,
+             size_t ldb, float* c, size_t ldc, float beta = 0.0f);
+
 }  // namespace span

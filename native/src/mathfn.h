@@ -1,6 +1,7 @@
-// Vectorisable float32 exp and erf shared by the elementwise (ops.cc) and fused (fused.cc) kernels.
+// Vectorisable float32 exp and erf, and the dropout generator, shared by the elementwise (ops.cc) and fused (fused.cc) kernels.
 #pragma once
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -49,6 +50,20 @@ inline float fast_erf(float x) {
   float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
   float y = 1.0f - poly * fast_exp(-ax * ax);
   return x < 0 ? -y : y;
+}
+
+// SplitMix64: a counter-based generator, so chunks can be filled in parallel and the mask
+// depends only on (seed, index).
+inline uint64_t splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/** Whether dropout keeps element i of the stream splitmix(seed) (base): a 24-bit uniform below keep. */
+inline bool dropout_keeps(uint64_t base, size_t i, float keep) {
+  return static_cast<float>(splitmix(base + i) >> 40) * (1.0f / 16777216.0f) < keep;
 }
 
 }  // namespace span

@@ -283,27 +283,13 @@ bool scatter_add(const float* updates, const int64_t* offsets, size_t n, size_t 
   return true;
 }
 
-namespace {
-// SplitMix64: a counter-based generator, so chunks can be filled in parallel and the mask
-// depends only on (seed, index).
-inline uint64_t splitmix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-}  // namespace
-
 // Same distribution as tf.dropout (x · floor(u + keep) / keep with u ~ U[0,1)): the mask is
-// 1/keep with probability keep; the uniform comes from 24 bits of SplitMix64(seed ⊕ index).
+// 1/keep with probability keep; the uniform comes from 24 bits of SplitMix64 (mathfn.h dropout_keeps).
 void dropout(const float* x, float* out, size_t n, float keep, uint64_t seed) {
   float scale = 1.0f / keep;
   uint64_t base = splitmix(seed);
   parallel_for(n, kGrain, [&](size_t b, size_t e) {
-    for (size_t i = b; i < e; i++) {
-      float u = static_cast<float>(splitmix(base + i) >> 40) * (1.0f / 16777216.0f);
-      out[i] = u < keep ? x[i] * scale : 0.0f;
-    }
+    for (size_t i = b; i < e; i++) out[i] = dropout_keeps(base, i, keep) ? x[i] * scale : 0.0f;
   });
 }
 

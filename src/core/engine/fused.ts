@@ -38,6 +38,13 @@ function addonIfActive(): NativeAddon | null {
   return nativeActive() ? nativeAddon() : null
 }
 
+/** How many times each fused op ran natively since the process started (for tests and profiling). */
+const runs: Record<string, number> = {linear: 0, layerNorm: 0, crossEntropy: 0, attention: 0, sumSquares: 0}
+
+export function fusedCounts(): Record<string, number> {
+  return {...runs}
+}
+
 const wrap = (values: Float32Array, shape: number[]): tf.Tensor => tf.tensor(values, shape, 'float32')
 
 /**
@@ -50,6 +57,7 @@ export function linearFused(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, act:
   const [N, inF] = x.shape
   const outF = w.shape[0]
   const gelu = act === 'gelu'
+  runs.linear++
   const op = tf.customGrad((xt, wt, bt, save) => {
     const [X, W, Bv] = [xt, wt, bt].map((t) => f32(t as tf.Tensor)!)
     const z = allocF32(N * outF) // [N, out] pre-activation
@@ -78,6 +86,7 @@ export function layerNormFused(x: tf.Tensor, g: tf.Tensor1D, b: tf.Tensor1D, eps
   if (!addon || !f32(x) || !f32(g) || !f32(b) || x.rank < 1) return null
   const H = x.shape[x.rank - 1]
   const rows = H === 0 ? 0 : x.size / H
+  runs.layerNorm++
   const op = tf.customGrad((xt, gt, bt, save) => {
     const [X, G, Bv] = [xt, gt, bt].map((t) => f32(t as tf.Tensor)!)
     const [y, mean, rstd] = [allocF32(x.size), allocF32(rows), allocF32(rows)]
@@ -102,6 +111,7 @@ export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): 
   const y = addon ? i32(labels) : null
   if (!addon || !f32(logits) || !y) return null
   const [N, C] = logits.shape
+  runs.crossEntropy++
   const op = tf.customGrad((lt, save) => {
     const lse = allocF32(N) // [N] log-sum-exp of each row
     const total = addon.crossEntropyForward(f32(lt as tf.Tensor)!, y, lse, N, C)
@@ -120,11 +130,45 @@ export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): 
   return op(logits) as tf.Scalar
 }
 
+/**
+ * Multi-head self-attention after the projections: q, k, v [B, T, H] with A heads side by side,
+ * maskAdd [B, T] (0 to attend, −10000 for padding) → context [B, T, H] = dropout(softmax(QKᵀ/√d
+ * + mask))·V per head, heads merged back; dropout at `rate` with masks drawn from `seed` (rate 0:
+ * none). Saves only the probabilities [B, A, T, T]; the dropout masks are redrawn backward.
+ */
+export function attentionFused(q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D, maskAdd: tf.Tensor2D, heads: number, rate: number, seed: number): tf.Tensor3D | null {
+  const addon = addonIfActive()
+  const maskValues = addon ? f32(maskAdd) : null
+  if (!addon || !maskValues || !f32(q) || !f32(k) || !f32(v)) return null
+  const [B, T, H] = q.shape
+  const d = H / heads
+  const mask = Float32Array.from(maskValues.subarray(0, B * T)) // [B, T], its own copy for the backward pass
+  const [scale, keep] = [1 / Math.sqrt(d), 1 - rate]
+  runs.attention++
+  const op = tf.customGrad((qt, kt, vt, save) => {
+    const [Q, K, V] = [qt, kt, vt].map((t) => f32(t as tf.Tensor)!)
+    const [probs, ctx] = [allocF32(B * heads * T * T), allocF32(B * T * H)]
+    addon.attentionForward(Q, K, V, mask, probs, ctx, B, T, heads, d, scale, keep, seed)
+    ;(save as tf.GradSaveFunc)([qt as tf.Tensor, kt as tf.Tensor, vt as tf.Tensor, wrap(probs, [B, heads, T, T])])
+    return {
+      value: wrap(ctx, [B, T, H]),
+      gradFunc: (dy, saved) => {
+        const [sq, sk, sv, sp] = (saved as tf.Tensor[]).map((t) => f32(t)!)
+        const [dq, dk, dv] = [allocF32(B * T * H), allocF32(B * T * H), allocF32(B * T * H)]
+        addon.attentionBackward(gradValues(dy as tf.Tensor), sq, sk, sv, sp, dq, dk, dv, B, T, heads, d, scale, keep, seed)
+        return [wrap(dq, [B, T, H]), wrap(dk, [B, T, H]), wrap(dv, [B, T, H])]
+      },
+    }
+  })
+  return op(q, k, v) as tf.Tensor3D
+}
+
 /** Σ x² over every tensor (the squared global norm), one addon call; null where it cannot run. */
 export function sumSquaresFused(ts: tf.Tensor[]): number | null {
   const addon = addonIfActive()
   if (!addon) return null
   const values = ts.map(f32)
   if (values.some((v) => !v)) return null
+  runs.sumSquares++
   return addon.sumSquares(values as Float32Array[])
 }

@@ -25,6 +25,10 @@ export interface NativeAddon {
     dx: Float32Array, dg: Float32Array, db: Float32Array, rows: number, H: number): void
   crossEntropyForward(logits: Float32Array, labels: Int32Array, lse: Float32Array, N: number, C: number): number
   crossEntropyBackward(logits: Float32Array, labels: Int32Array, lse: Float32Array, dy: number, dlogits: Float32Array, N: number, C: number): void
+  attentionForward(q: Float32Array, k: Float32Array, v: Float32Array, mask: Float32Array, probs: Float32Array, ctx: Float32Array,
+    B: number, T: number, A: number, d: number, scale: number, keep: number, seed: number): void
+  attentionBackward(dctx: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, probs: Float32Array,
+    dq: Float32Array, dk: Float32Array, dv: Float32Array, B: number, T: number, A: number, d: number, scale: number, keep: number, seed: number): void
   sumSquares(xs: Float32Array[]): number
 }
 

@@ -36,7 +36,7 @@ export function addonPath(): string {
 }
 
 /** Interface version of native/src/addon.cc this code calls (kAbi there); a stale build is refused. */
-export const NATIVE_ABI = 3
+export const NATIVE_ABI = 4
 
 /**
  * Loads the addon once (later calls return the same status). `threads` sets the pool size
@@ -123,6 +123,8 @@ export async function startNative(threads?: number): Promise<string | null> {
   setKernelsEnabled(true)
   if (!(await tf.setBackend('cpu'))) return 'the cpu backend failed to start'
   watchCpuBackend(tf.backend())
+  const cpu = tf.backend() as unknown as {firstUse?: boolean}
+  if ('firstUse' in cpu) cpu.firstUse = false // no "install tfjs-node" banner: native was chosen on purpose
   return null
 }
 

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {Rng} from '../../../src/core/data/rng.js'
-import {crossEntropySumFused, layerNormFused, linearFused, sumSquaresFused} from '../../../src/core/engine/fused.js'
+import {attentionFused, crossEntropySumFused, layerNormFused, linearFused, sumSquaresFused} from '../../../src/core/engine/fused.js'
 import {initBackend} from '../../../src/core/engine/index.js'
-import {nativeActive} from '../../../src/core/engine/native-ops.js'
+import {dropoutFast, nativeActive} from '../../../src/core/engine/native-ops.js'
 import {loadNative, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
 
 // The fused layers of the native backend (src/core/engine/fused.ts, native/src/fused.cc)
@@ -85,7 +85,25 @@ function compare(what: string, fused: (...xs: tf.Tensor[]) => tf.Tensor | null, 
   }
 }
 
-// The composite formulas, as src/core/model/layers.ts and loss.ts write them.
+// The composite formulas, as src/core/model/layers.ts, bert.ts and loss.ts write them.
+/** BertSelfAttention after the projections: q, k, v [B, T, H], maskAdd [B, T] → [B, T, H]. */
+function attentionRef(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, maskAdd: tf.Tensor, A: number, drop?: (p: tf.Tensor) => tf.Tensor): tf.Tensor {
+  const [B, T, H] = q.shape
+  const d = H / A
+  const heads = (t: tf.Tensor, perm: number[]) => t.reshape([B, T, A, d]).transpose(perm)
+  const scores = tf.matMul(heads(q, [0, 2, 1, 3]), heads(k, [0, 2, 3, 1])).mul(1 / Math.sqrt(d)).add(maskAdd.reshape([B, 1, 1, T]))
+  const probs = tf.softmax(scores, -1)
+  const ctx = tf.matMul(drop ? drop(probs) : probs, heads(v, [0, 2, 1, 3]))
+  return ctx.transpose([0, 2, 1, 3]).reshape([B, T, H])
+}
+
+/** An additive padding mask [B, T]: the last `pad[b]` keys of entry b at −10000. */
+function paddingMask(B: number, T: number): tf.Tensor2D {
+  const m = new Float32Array(B * T)
+  for (let b = 0; b < B; b++) for (let t = T - (b % 3); t < T; t++) if (t > 0) m[b * T + t] = -10000
+  return tf.tensor2d(m, [B, T])
+}
+
 function linearRef(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor, act: 'linear' | 'gelu'): tf.Tensor {
   const y = x.matMul(w.transpose()).add(b)
   return act === 'gelu' ? y.mul(tf.erf(y.mul(Math.SQRT1_2)).add(1).mul(0.5)) : y
@@ -364,6 +382,33 @@ describe.skipIf(!status.available)(`fused native layers agree with the composite
     for (const v of wide.dataSync()) ew += v * v
     expect(Math.abs(sumSquaresFused([wide])! - ew)).toBeLessThanOrEqual(1e-5 * ew)
     tf.dispose([base, wide, ...ts])
+  })
+
+  it('attention: odd batch, length, heads and head size, padding masked, no dropout', () => {
+    for (const [B, T, A, d] of [[1, 1, 1, 1], [2, 7, 3, 5], [3, 33, 4, 8], [2, 128, 2, 64]]) {
+      const [q, k, v] = [0, 1, 2].map(() => rand([B, T, A * d]))
+      const mask = paddingMask(B, T)
+      const dy = rand([B, T, A * d])
+      compare(`attention ${B}x${T} ${A}x${d}`, (a, b, c) => attentionFused(a as tf.Tensor3D, b as tf.Tensor3D, c as tf.Tensor3D, mask, A, 0, 0),
+        (a, b, c) => attentionRef(a, b, c, mask, A), [q, k, v], dy, ['q', 'k', 'v'])
+      tf.dispose([q, k, v, mask, dy])
+    }
+  })
+
+  it('attention with dropout: the same masks as dropoutFast on the probabilities, values and gradients', () => {
+    const [B, T, A, d] = [2, 19, 3, 4]
+    const [q, k, v] = [0, 1, 2].map(() => rand([B, T, A * d]))
+    const mask = paddingMask(B, T)
+    const dy = rand([B, T, A * d])
+    for (const seed of [1, 987654321]) {
+      const got = valueAndGrads((a, b, c) => attentionFused(a as tf.Tensor3D, b as tf.Tensor3D, c as tf.Tensor3D, mask, A, 0.25, seed)!, [q, k, v], dy)
+      const ref = valueAndGrads((a, b, c) => attentionRef(a, b, c, mask, A, (p) => dropoutFast(p, 0.25, seed)), [q, k, v], dy)
+      const zeroed = tf.tidy(() => attentionFused(q as tf.Tensor3D, k as tf.Tensor3D, v as tf.Tensor3D, mask, A, 0, 0)!.sub(got[0]).abs().max().dataSync()[0])
+      expect(zeroed).toBeGreaterThan(1e-3) // dropout did change the output
+      ;['value', 'dq', 'dk', 'dv'].forEach((n, i) => expectClose(got[i], ref[i], i === 0 ? 1e-5 : 1e-4, `attention dropout seed ${seed} ${n}`))
+      tf.dispose([...got, ...ref])
+    }
+    tf.dispose([q, k, v, mask, dy])
   })
 
   it('no tensor is left behind by values and gradients of each op', () => {

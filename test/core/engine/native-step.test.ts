@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {describe, expect, it} from 'vitest'
 import {Rng} from '../../../src/core/data/rng.js'
+import {fusedCounts} from '../../../src/core/engine/fused.js'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {loadNative, nativeKernelCounts, startNative} from '../../../src/core/engine/native.js'
 import {collate, disposeBatch, toTensors} from '../../../src/core/model/batch.js'
@@ -37,7 +38,9 @@ describe.skipIf(!status.available)(`a training step on the native backend agrees
     const wasm = await step(() => initBackend('wasm'))
     const native = await step(() => startNative())
     expect(tf.getBackend()).toBe('cpu')
-    expect(nativeKernelCounts().BatchMatMul.native).toBeGreaterThan(0)
+    const fused = fusedCounts() // every fused op took part
+    for (const op of ['linear', 'layerNorm', 'crossEntropy', 'attention']) expect(fused[op], op).toBeGreaterThan(0)
+    expect(nativeKernelCounts().GatherV2.native).toBeGreaterThan(0)
     for (let i = 0; i < 2; i++) expect(Math.abs(native.parts[i] - wasm.parts[i])).toBeLessThan(1e-4 * Math.abs(wasm.parts[i]))
     expect([...native.grads.keys()].sort()).toEqual([...wasm.grads.keys()].sort())
     for (const [name, g] of wasm.grads) {
