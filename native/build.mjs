@@ -2,9 +2,10 @@
 // Builds the native addon (native/build/Release/span_native.node) with node-gyp; run by the
 // root package's `install` script. Never fails the install: when node-gyp, a compiler or
 // Node's headers are missing it prints one line and exits 0, and span runs without the
-// `native` backend (`span doctor` says why). SPAN_SKIP_NATIVE=1 skips the build.
+// `native` backend (`span doctor` says why). SPAN_SKIP_NATIVE=1 skips the build. With
+// --if-stale (`npm run build`) it rebuilds only an existing build older than its sources.
 import {spawnSync} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync, statSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -28,10 +29,22 @@ function nodedir() {
   return existsSync(join(prefix, 'include', 'node', 'common.gypi')) ? prefix : null
 }
 
+/** With --if-stale (run by `npm run build`): whether the built addon is older than a source. */
+function upToDate() {
+  const built = join(here, 'build', 'Release', 'span_native.node')
+  if (!existsSync(built)) return false
+  const sources = ['binding.gyp', 'build.mjs', 'detect-blas.mjs', ...readdirSync(join(here, 'src')).map((f) => join('src', f))]
+  const t = statSync(built).mtimeMs
+  return sources.every((f) => statSync(join(here, f)).mtimeMs <= t)
+}
+
 function main() {
   if (process.env.SPAN_SKIP_NATIVE === '1') {
     console.log('span: SPAN_SKIP_NATIVE=1, native backend not built')
     return
+  }
+  if (process.argv.includes('--if-stale')) {
+    if (upToDate() || !existsSync(join(here, 'build'))) return // fresh, or never built here (npm install's job)
   }
   const {cmd, args} = nodeGyp()
   const extra = nodedir() ? [`--nodedir=${nodedir()}`] : []
