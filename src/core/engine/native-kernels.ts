@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {LAYOUT_KERNELS} from './native-layout.js'
 import {allocF32} from './native-pool.js'
 
 /** The addon's functions (native/src/addon.cc); every tensor is a TypedArray that JS allocated. */
@@ -358,6 +359,7 @@ export const NATIVE_KERNELS: Record<string, NativeKernel> = {
   GatherV2: gatherV2,
   ScatterNd: scatterNd,
   SplitV: splitV,
+  ...LAYOUT_KERNELS, // Concat, Pack, Unpack, Slice, PadV2, Tile, OneHot (native-layout.ts)
 }
 
 /**
