@@ -29,7 +29,7 @@ import {trainStep} from '../dist/core/train/step.js'
 const argv = process.argv.slice(2)
 const ti = argv.indexOf('--threads')
 const threads = ti >= 0 ? Number(argv.splice(ti, 2)[1]) : undefined
-const oi = argv.indexOf('--only') // --only step|sgemm: one part (bench/native-vs-torch.mjs runs them apart)
+const oi = argv.indexOf('--only') // --only step|sgemm: one part (bench/vs-torch.mjs runs them apart)
 const only = oi >= 0 ? argv.splice(oi, 2)[1] : null
 const presets = (argv[0] ?? 'tiny,mini').split(',')
 const backends = (argv[1] ?? 'native,wasm').split(',')

@@ -3,9 +3,9 @@
 // once through span (bench/native.mjs --only step) and once through bench/torch_step.py, each in
 // its own process (so peak RSS is the step's own), alternating which goes first. Then, per
 // preset, the medians over rounds:
-//   npm run build && node bench/native-vs-torch.mjs [presets] [--rounds N]
+//   npm run build && node bench/vs-torch.mjs [presets] [--rounds N]
 //   presets default tiny,mini,base (tiny and mini at batch 16 × 128, base at 8 × 128); rounds 3
-// PyTorch runs as the issue that set the target asks: Debian's python3-torch (/usr/bin/python3,
+// PyTorch runs in its best setting on such a machine: Debian's python3-torch (/usr/bin/python3,
 // or SPAN_TORCH_PYTHON), OPENBLAS_NUM_THREADS=1 and 2 intra-op threads. Without torch it says
 // so and prints span's figures alone. Lines (JSON):
 //   sgemm             the addon's 1024³ sgemm at 1 thread and at the pool size (the peak)
