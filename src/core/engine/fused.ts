@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {f32, gradValues, i32} from './cpu-values.js'
 import {nativeAddon} from './native.js'
 import type {NativeAddon} from './native-kernels.js'
 import {nativeActive} from './native-ops.js'
@@ -7,32 +8,11 @@ import {allocF32, releaseF32} from './native-pool.js'
 /**
  * Fused layers of the `native` backend (native/src/fused.cc), each a tf.customGrad op whose
  * forward and backward are one addon call instead of a chain of kernels: nn.Linear (+ GeLU),
- * LayerNorm and summed softmax cross-entropy. Each returns null where it cannot run (another
- * backend, a dtype or storage it does not take), and the caller computes the composite tfjs
- * formula instead (src/core/model/layers.ts, loss.ts); tests hold the two to float32 agreement.
+ * LayerNorm, multi-head self-attention, summed softmax cross-entropy, and the squared global
+ * gradient norm. Each returns null where it cannot run (another backend, a dtype or storage it
+ * does not take), and the caller computes the composite tfjs formula instead (src/core/model/
+ * layers.ts, bert.ts, loss.ts); tests hold the two to float32 agreement.
  */
-
-interface CpuData {
-  data: {get(id: tf.DataId): {values?: unknown} | undefined}
-}
-
-/** The float32 storage of a cpu-backend tensor, or null (another dtype, or not a Float32Array). */
-function f32(t: tf.Tensor): Float32Array | null {
-  if (t.dtype !== 'float32') return null
-  const v = (tf.backend() as unknown as Partial<CpuData>).data?.get(t.dataId)?.values
-  return v instanceof Float32Array ? v : null
-}
-
-function i32(t: tf.Tensor): Int32Array | null {
-  if (t.dtype !== 'int32') return null
-  const v = (tf.backend() as unknown as Partial<CpuData>).data?.get(t.dataId)?.values
-  return v instanceof Int32Array ? v : null
-}
-
-/** Values of an upstream gradient: its storage when float32 on the cpu backend, else a read. */
-function gradValues(dy: tf.Tensor): Float32Array {
-  return f32(dy) ?? Float32Array.from(dy.dataSync())
-}
 
 function addonIfActive(): NativeAddon | null {
   return nativeActive() ? nativeAddon() : null

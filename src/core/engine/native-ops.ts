@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {f32, gradValues} from './cpu-values.js'
 import {nativeAddon} from './native.js'
 import {kernelsEnabled} from './native-kernels.js'
 import {allocF32, isPrivate} from './native-pool.js'
@@ -28,7 +29,7 @@ export function nativeActive(): boolean {
  */
 export function dropoutFast(x: tf.Tensor, rate: number, seed: number): tf.Tensor {
   const addon = nativeAddon()
-  const xv = addon && nativeActive() && x.dtype === 'float32' && rate > 0 && rate < 1 ? cpuValues(x) : null
+  const xv = addon && nativeActive() && x.dtype === 'float32' && rate > 0 && rate < 1 ? f32(x) : null
   if (!addon || !xv) return tf.dropout(x, rate, undefined, seed)
   const keep = 1 - rate
   const apply = (v: Float32Array): tf.Tensor => {
@@ -37,17 +38,12 @@ export function dropoutFast(x: tf.Tensor, rate: number, seed: number): tf.Tensor
     return tf.tensor(out, x.shape, 'float32')
   }
   const op = tf.customGrad((xt) => ({
-    value: apply(cpuValues(xt as tf.Tensor)!), // same shape as x
-    gradFunc: (dy) => apply(cpuValues(dy as tf.Tensor) ?? Float32Array.from((dy as tf.Tensor).dataSync())),
+    value: apply(f32(xt as tf.Tensor)!), // same shape as x
+    gradFunc: (dy) => apply(gradValues(dy as tf.Tensor)),
   }))
   return op(x)
 }
 
-/** The Float32Array a cpu-backend tensor is stored in (null for other storage). */
-function cpuValues(t: tf.Tensor): Float32Array | null {
-  const v = (tf.backend() as unknown as {data?: {get(id: tf.DataId): {values?: unknown} | undefined}}).data?.get(t.dataId)?.values
-  return v instanceof Float32Array ? v : null
-}
 
 export interface AdamWStep {
   lr: number

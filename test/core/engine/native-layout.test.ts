@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {Rng} from '../../../src/core/data/rng.js'
 import {kernelsEnabled} from '../../../src/core/engine/native-kernels.js'
 import {copyBox} from '../../../src/core/engine/native-layout.js'
 import {loadNative, nativeKernelCounts, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
+import {Draws, nativeAndReference} from './helpers.js'
 
 // The data-movement kernels of native-layout.ts (Concat, Pack, Unpack, Slice, PadV2, Tile,
 // OneHot) against tfjs' own cpu kernels on random inputs: ranks 1–4, every axis (negative ones
@@ -12,23 +12,24 @@ import {loadNative, nativeKernelCounts, setNativeKernelsEnabled, startNative} fr
 const status = loadNative()
 const reason = status.available ? '' : ` (skipped: ${status.error})`
 
-let rng = new Rng(2024)
+const draws = new Draws(2024)
+const both = (f: () => tf.Tensor | tf.Tensor[]) => nativeAndReference(draws, f)
 const size = (shape: number[]): number => shape.reduce((a, b) => a * b, 1)
 
 function rand(shape: number[], lo = -2, hi = 2): tf.Tensor {
-  return tf.tensor(Float32Array.from({length: size(shape)}, () => lo + (hi - lo) * rng.float()), shape)
+  return tf.tensor(Float32Array.from({length: size(shape)}, () => lo + (hi - lo) * draws.rng.float()), shape)
 }
 function randInt(shape: number[], lo = -50, hi = 50): tf.Tensor {
-  return tf.tensor(Int32Array.from({length: size(shape)}, () => lo + rng.int(hi - lo)), shape, 'int32')
+  return tf.tensor(Int32Array.from({length: size(shape)}, () => lo + draws.rng.int(hi - lo)), shape, 'int32')
 }
 function randBool(shape: number[]): tf.Tensor {
-  return tf.tensor(Uint8Array.from({length: size(shape)}, () => rng.int(2)), shape, 'bool')
+  return tf.tensor(Uint8Array.from({length: size(shape)}, () => draws.rng.int(2)), shape, 'bool')
 }
 function randOf(dtype: 'float32' | 'int32' | 'bool', shape: number[]): tf.Tensor {
   return dtype === 'float32' ? rand(shape) : dtype === 'int32' ? randInt(shape) : randBool(shape)
 }
 /** A random shape of a rank, dims in [1, 6] (odd sizes likely). */
-const randShape = (rank: number, max = 6): number[] => Array.from({length: rank}, () => 1 + rng.int(max))
+const randShape = (rank: number, max = 6): number[] => Array.from({length: rank}, () => 1 + draws.rng.int(max))
 
 /** The typed array the cpu backend stores for a tensor. */
 function storage(t: tf.Tensor): ArrayBufferView {
@@ -58,21 +59,6 @@ function withTfjs<T>(f: () => T): T {
 
 const nativeRuns = (name: string): number => nativeKernelCounts()[name]?.native ?? 0
 
-/** f with the native kernels, then with tfjs' (the generator rewound so draws inside f repeat). */
-function both(f: () => tf.Tensor | tf.Tensor[]): {nat: tf.Tensor[]; ref: tf.Tensor[]} {
-  const start = rng.state()
-  const run = (on: boolean) => {
-    rng = Rng.fromState(start)
-    setNativeKernelsEnabled(on)
-    try {
-      const r = tf.tidy(f)
-      return Array.isArray(r) ? r : [r]
-    } finally {
-      setNativeKernelsEnabled(true)
-    }
-  }
-  return {nat: run(true), ref: run(false)}
-}
 
 /**
  * Same shapes, dtypes and values (exactly: these kernels only move data). `kernel` must have
@@ -119,7 +105,7 @@ describe.skipIf(!status.available)(`native layout kernels agree with tfjs' cpu k
         for (let axis = -rank; axis < rank; axis++) {
           const shape = randShape(rank, rank <= 2 ? 40 : 6)
           const ax = axis < 0 ? axis + rank : axis
-          const xs = Array.from({length: 2 + rng.int(3)}, () => randOf(dtype, shape.map((d, i) => (i === ax ? 1 + rng.int(5) : d))))
+          const xs = Array.from({length: 2 + draws.rng.int(3)}, () => randOf(dtype, shape.map((d, i) => (i === ax ? 1 + draws.rng.int(5) : d))))
           expectSame('Concat', () => tf.concat(xs, axis))
         }
       }
@@ -151,8 +137,8 @@ describe.skipIf(!status.available)(`native layout kernels agree with tfjs' cpu k
       for (let rank = 1; rank <= 4; rank++) {
         for (let k = 0; k < 6; k++) {
           const shape = randShape(rank, rank <= 2 ? 70 : 7)
-          const begin = shape.map((d) => rng.int(d))
-          const sizes = shape.map((d, i) => (rng.int(4) === 0 ? -1 : rng.int(d - begin[i] + 1)))
+          const begin = shape.map((d) => draws.rng.int(d))
+          const sizes = shape.map((d, i) => (draws.rng.int(4) === 0 ? -1 : draws.rng.int(d - begin[i] + 1)))
           const x = randOf(dtype, shape)
           const [out] = expectSame('Slice', () => tf.slice(x, begin, sizes))
           expect(storage(out).buffer).not.toBe(storage(x).buffer)
@@ -189,7 +175,7 @@ describe.skipIf(!status.available)(`native layout kernels agree with tfjs' cpu k
       for (let rank = 1; rank <= 4; rank++) {
         for (let k = 0; k < 4; k++) {
           const x = randOf(dtype, randShape(rank, rank <= 2 ? 50 : 5))
-          const paddings = x.shape.map(() => [rng.int(4), rng.int(4)] as [number, number])
+          const paddings = x.shape.map(() => [draws.rng.int(4), draws.rng.int(4)] as [number, number])
           const value = dtype === 'bool' ? k % 2 : [0, 1.5, -3, 7][k]
           expectSame('PadV2', () => tf.pad(x, paddings, value))
         }
@@ -206,7 +192,7 @@ describe.skipIf(!status.available)(`native layout kernels agree with tfjs' cpu k
       for (let rank = 0; rank <= 3; rank++) {
         for (let axis = -(rank + 1); axis <= rank; axis++) {
           const shape = randShape(rank, 9)
-          const xs = Array.from({length: 2 + rng.int(3)}, () => randOf(dtype, shape))
+          const xs = Array.from({length: 2 + draws.rng.int(3)}, () => randOf(dtype, shape))
           expectSame('Pack', () => tf.stack(xs, axis))
         }
       }
@@ -235,7 +221,7 @@ describe.skipIf(!status.available)(`native layout kernels agree with tfjs' cpu k
       for (let rank = 1; rank <= 4; rank++) {
         for (let k = 0; k < 4; k++) {
           const x = randOf(dtype, randShape(rank, rank <= 2 ? 40 : 4))
-          const reps = x.shape.map(() => 1 + rng.int(3))
+          const reps = x.shape.map(() => 1 + draws.rng.int(3))
           expectSame('Tile', () => tf.tile(x, reps))
         }
       }

@@ -1,39 +1,23 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {Rng} from '../../../src/core/data/rng.js'
 import {collapse, collapsePerm} from '../../../src/core/engine/native-kernels.js'
 import {loadNative, nativeKernelCounts, registerNativeKernels, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
+import {Draws, nativeAndReference} from './helpers.js'
 
 // Every native kernel against tfjs' own cpu kernel (the reference it mirrors) on random inputs:
 // odd sizes, broadcasting, empty tensors, transposes. Skipped only when the addon is not built.
 const status = loadNative()
 const reason = status.available ? '' : ` (skipped: ${status.error})`
 
-let rng = new Rng(12345)
+const draws = new Draws(12345)
+const both = (f: () => tf.Tensor | tf.Tensor[]) => nativeAndReference(draws, f)
+
 /** Uniform floats in [lo, hi) of a shape, from a seeded generator. */
 function rand(shape: number[], lo = -2, hi = 2): tf.Tensor {
   const n = shape.reduce((a, b) => a * b, 1)
-  return tf.tensor(Float32Array.from({length: n}, () => lo + (hi - lo) * rng.float()), shape)
+  return tf.tensor(Float32Array.from({length: n}, () => lo + (hi - lo) * draws.rng.float()), shape)
 }
 
-/**
- * Runs f with the native kernels, then with tfjs' reference kernels (the generator rewound,
- * so inputs drawn inside f are the same); both results as arrays.
- */
-function both(f: () => tf.Tensor | tf.Tensor[]): {nat: tf.Tensor[]; ref: tf.Tensor[]} {
-  const start = rng.state()
-  const run = (on: boolean) => {
-    rng = Rng.fromState(start)
-    setNativeKernelsEnabled(on)
-    try {
-      const r = tf.tidy(f)
-      return Array.isArray(r) ? r : [r]
-    } finally {
-      setNativeKernelsEnabled(true)
-    }
-  }
-  return {nat: run(true), ref: run(false)}
-}
 
 /** Same shapes and dtypes; values within rtol·max|ref| + atol. */
 function expectClose(f: () => tf.Tensor | tf.Tensor[], rtol = 1e-5, atol = 1e-6): void {
