@@ -2,7 +2,8 @@ import * as tf from '@tensorflow/tfjs'
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, ioFlags} from '../base.js'
 import {checkIds} from '../core/data/records.js'
-import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../core/engine/backend.js'
+import {backendFlags} from '../backend-flags.js'
+import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import {type Pooling, formatRow, hiddenStates, parseLayers, pool} from '../core/model/encode.js'
 import type {SpanBertForPreTraining} from '../core/model/pretraining.js'
@@ -42,14 +43,14 @@ Numbers carry --precision significant digits. A "doc" field is passed through.`
     layers: Flags.string({description: 'hidden states to concatenate per token (0 = embeddings, -1 = last layer)', default: '-1'}),
     'batch-size': Flags.integer({description: 'sequences per forward pass', default: 32, min: 1}),
     precision: Flags.integer({description: 'significant digits of each number', default: 6, min: 1, max: 17}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES], default: 'auto'}),
+    ...backendFlags(),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Encode)
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens', 'blocks'])
-    await initBackend(flags.backend as BackendChoice)
+    await initBackend(flags.backend as BackendChoice, flags.threads)
     const {model, vocabPath} = await loadCheckpoint(flags.model)
     try {
       const vocab = loadVocab(vocabPath)

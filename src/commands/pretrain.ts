@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {join} from 'node:path'
 import {SpanCommand, ioFlags, numberFlag} from '../base.js'
-import {BACKEND_CHOICES} from '../core/engine/backend.js'
+import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
@@ -59,7 +59,7 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     'log-every': Flags.integer({description: 'steps per metrics record', min: 1}),
     'eval-every': Flags.integer({description: 'steps between evaluations', min: 1}),
     'save-every': Flags.integer({description: 'steps between checkpoints', min: 1}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES]}),
+    ...backendFlags(null),
     scheme: Flags.string({description: 'masking scheme for blocks', options: [...MASK_SCHEMES]}),
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),

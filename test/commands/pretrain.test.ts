@@ -7,6 +7,7 @@ import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../src/core/engine/index.js'
+import {loadNative} from '../../src/core/engine/native.js'
 import {loadCheckpoint} from '../../src/core/model/checkpoint.js'
 import {readSafetensors, toFloat32} from '../../src/core/model/safetensors.js'
 import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
@@ -76,6 +77,22 @@ describe('span pretrain', () => {
     }
     model.dispose()
     expect(tf.memory().numTensors).toBe(0)
+  })
+
+  it.skipIf(!loadNative().available)('on the native backend, --threads 1 and 2 give the same losses (the resolved config records the count)', () => {
+    const run = (threads: number) => {
+      const base = TINY.map((a) => (a === 'wasm' ? 'native' : a))
+      const r = span(['pretrain', train, ...base, '--threads', String(threads), '--max-steps', '3', '--log-every', '1', '--out', join(tmp, `threads-${threads}`)])
+      expect(r.code, r.stderr).toBe(0)
+      expect(JSON.parse(/config: (.*)\n/.exec(r.stderr)![1])).toMatchObject({backend: 'native', threads})
+      expect(r.stderr).toContain('backend native')
+      return records(r.stdout).filter((x) => x.loss !== undefined).map((x) => x.loss as number)
+    }
+    const one = run(1)
+    const two = run(2)
+    expect(one).toHaveLength(two.length)
+    one.forEach((l, i) => expect(Math.abs(l - two[i])).toBeLessThan(1e-5 * Math.abs(two[i]))) // chunked sums may round differently
+    expect(span(['pretrain', train, ...TINY, '--threads', '0', '--out', join(tmp, 'threads-0')]).code).not.toBe(0)
   })
 
   it('trains mlm,nsp on pair blocks, and mlm alone with gradient accumulation', () => {

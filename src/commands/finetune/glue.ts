@@ -1,7 +1,8 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
 import {SpanCommand, numberFlag} from '../../base.js'
-import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {backendFlags} from '../../backend-flags.js'
+import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
 import {BertForSequenceClassification, type HeadConfig, loadClassifier} from '../../core/model/classifier.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
@@ -58,7 +59,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     epochs: Flags.integer({description: 'passes over the training set', default: 3, min: 1}),
     'batch-size': Flags.integer({description: 'examples per step (and per inference batch)', default: 32, min: 1}),
     seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES], default: 'auto'}),
+    ...backendFlags(),
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
     'span-ft': Flags.boolean({description: 'Span Fine-tuning (Bao et al. §3): the span CNN beside [CLS]', dependsOn: ['dict']}),
     dict: Flags.string({description: 'n-gram dictionary (span segment-ngrams --build) for --span-ft'}),
@@ -79,7 +80,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict})
     const train = await readFeatures(flags.train, task, fz)
     const dev = flags.dev ? await readFeatures(flags.dev, task, fz) : null
-    await initBackend(config.backend as BackendChoice)
+    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, task, vocab)
     try {
       const out = new LineWriter(process.stdout)
@@ -120,7 +121,7 @@ function runConfig(flags: Record<string, unknown>, task: GlueTask, cased: boolea
   return {
     task: task.name, init: flags.init ? String(flags.init) : `preset:${String(flags.preset)}`, train: f.train, dev: f.dev ?? null, out: f.out,
     cased, 'max-len': f['max-len'], lr: f.lr, 'warmup-proportion': f['warmup-proportion'], 'weight-decay': f['weight-decay'], clip: f.clip,
-    epochs: f.epochs, 'batch-size': f['batch-size'], seed: f.seed, backend: f.backend, 'log-every': f['log-every'],
+    epochs: f.epochs, 'batch-size': f['batch-size'], seed: f.seed, backend: f.backend, threads: f.threads ?? null, 'log-every': f['log-every'],
     'span-ft': Boolean(flags['span-ft']), dict: f.dict ?? null, 'max-spans': f['max-spans'], 'max-span-tokens': f['max-span-tokens'],
   }
 }

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand, numberFlag} from '../../base.js'
-import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {backendFlags} from '../../backend-flags.js'
+import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
@@ -51,7 +52,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     'batch-size': Flags.integer({description: 'windows per micro-batch (and per inference batch)', default: 32, min: 1}),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1}),
     seed: Flags.integer({description: 'seed of the QA head, the order and dropout', default: 1, min: 0}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES], default: 'auto'}),
+    ...backendFlags(),
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
     'n-best': Flags.integer({description: 'dev decoding: start and end candidates', default: 20, min: 1}),
     'max-answer-len': Flags.integer({description: 'dev decoding: longest answer in tokens', default: 30, min: 1}),
@@ -68,7 +69,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     const vocab = loadVocab(flags.init ? join(flags.init, VOCAB_FILE) : (flags.vocab ?? DEFAULT_VOCAB))
     const cased = flags.cased ? true : flags.uncased ? false : vocab.cased
     const config = this.runConfig(flags, version, cased)
-    await initBackend(config.backend as BackendChoice)
+    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, vocab)
     try {
       const out = new LineWriter(process.stdout)
@@ -89,7 +90,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
       task: 'squad', init: flags.init ? String(flags.init) : `preset:${String(flags.preset)}`, train: f.train, dev: f.dev ?? null, out: f.out,
       version, cased, 'max-len': f['max-len'], 'doc-stride': f['doc-stride'], 'max-query-len': f['max-query-len'],
       lr: f.lr, 'warmup-proportion': f['warmup-proportion'], 'weight-decay': f['weight-decay'], clip: f.clip, epochs: f.epochs,
-      'batch-size': f['batch-size'], accumulate: f.accumulate, seed: f.seed, backend: f.backend, 'log-every': f['log-every'],
+      'batch-size': f['batch-size'], accumulate: f.accumulate, seed: f.seed, backend: f.backend, threads: f.threads ?? null, 'log-every': f['log-every'],
       'n-best': f['n-best'], 'max-answer-len': f['max-answer-len'], 'null-threshold': f['null-threshold'],
     }
   }

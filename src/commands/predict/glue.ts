@@ -3,7 +3,8 @@ import {existsSync} from 'node:fs'
 import {readFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
-import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {backendFlags} from '../../backend-flags.js'
+import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
 import {type HeadConfig, headFromJson, loadClassifier, readConfigJson} from '../../core/model/classifier.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -36,7 +37,7 @@ temporary name and renamed when complete.`
     output: Flags.string({char: 'o', description: 'predictions file, - for stdout', default: '-'}),
     'max-len': Flags.integer({description: 'tokens per example (default: as fine-tuned, else 128)', min: 4}),
     'batch-size': Flags.integer({description: 'examples per forward pass', default: 32, min: 1}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES], default: 'auto'}),
+    ...backendFlags(),
   }
 
   async run(): Promise<void> {
@@ -54,7 +55,7 @@ temporary name and renamed when complete.`
     const src = await openSource(flags.data)
     const {examples} = await readGlueFile(src, task)
     const features = examples.map((ex) => fz.feature(ex))
-    await initBackend(flags.backend as BackendChoice)
+    await initBackend(flags.backend as BackendChoice, flags.threads)
     const {model} = await loadClassifier(flags.model, head, 0)
     try {
       if (maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${maxLen} exceeds ${flags.model}'s ${model.config.max_position_embeddings} positions`)

@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
-import {BACKEND_CHOICES, type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {backendFlags} from '../../backend-flags.js'
+import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint, writeFilesAtomically} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -36,7 +37,7 @@ built per batch, dropout is off. The files are written to temporary names and re
     'max-answer-len': Flags.integer({description: 'longest answer in tokens', default: 30, min: 1}),
     'null-threshold': Flags.string({description: 'v2.0: predict no answer when null score − best span score exceeds this', default: '0'}),
     'batch-size': Flags.integer({description: 'windows per forward pass', default: 32, min: 1}),
-    backend: Flags.string({description: 'TensorFlow.js backend', options: [...BACKEND_CHOICES], default: 'auto'}),
+    ...backendFlags(),
   }
 
   async run(): Promise<void> {
@@ -48,7 +49,7 @@ built per batch, dropout is off. The files are written to temporary names and re
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
     const windows = await windowSettings(flags.model, flags)
     const vocab = loadVocab(join(flags.model, VOCAB_FILE))
-    await initBackend(flags.backend as BackendChoice)
+    await initBackend(flags.backend as BackendChoice, flags.threads)
     const {model, initialised} = await loadQaModel(flags.model, 0)
     if (windows.maxLen > model.config.max_position_embeddings) {
       model.dispose()

@@ -34,6 +34,7 @@ export interface TrainConfig {
   'eval-every': number
   'save-every': number
   backend: string
+  threads: number | null // native backend threads; null: every core
   scheme: string
   p: number
   'max-span': number
@@ -46,7 +47,7 @@ export const DEFAULTS: TrainConfig = {
   preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
-  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, backend: 'auto',
+  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, backend: 'auto', threads: null,
   scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15,
 }
 
@@ -98,7 +99,7 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   const ints: [keyof TrainConfig, number, boolean][] = [
     ['batch-size', 1, false], ['accumulate', 1, false], ['max-steps', 1, false], ['log-every', 1, false],
     ['eval-every', 1, false], ['save-every', 1, false], ['max-span', 1, false], ['seed', 0, false],
-    ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true],
+    ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true],
   ]
   for (const [k, min, nullable] of ints) {
     const v = c[k]

@@ -81,7 +81,7 @@ async function setUp(spec: RunSpec): Promise<Run> {
   try {
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
-    backend = await initBackend(c.backend as BackendChoice)
+    backend = await initBackend(c.backend as BackendChoice, c.threads ?? undefined)
   } catch (err) {
     await data.index.close()
     throw err

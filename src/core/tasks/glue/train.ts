@@ -36,6 +36,8 @@ export interface GlueFinetuneConfig {
   'batch-size': number
   seed: number
   backend: string
+  /** native backend threads; null: every core */
+  threads?: number | null
   'log-every': number
   'span-ft': boolean
   dict: string | null

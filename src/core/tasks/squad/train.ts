@@ -46,6 +46,8 @@ export interface FinetuneConfig {
   accumulate: number
   seed: number
   backend: string
+  /** native backend threads; null: every core */
+  threads?: number | null
   'log-every': number
   'n-best': number
   'max-answer-len': number
