@@ -22,16 +22,24 @@ export interface BackendInfo {
 
 /**
  * Initialises the chosen backend and makes it current. An explicit choice that cannot
- * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts.
+ * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts, and when
+ * that is slower than native because the addon is missing, says so in one line (`notice`,
+ * stderr by default), since training there runs an order of magnitude slower.
  */
-export async function initBackend(choice: BackendChoice = 'auto', threads?: number): Promise<BackendInfo> {
+export async function initBackend(choice: BackendChoice = 'auto', threads?: number, notice = (line: string) => void process.stderr.write(`${line}\n`)): Promise<BackendInfo> {
   if (choice !== 'auto') {
     const why = await tryBackend(choice, threads)
     if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
     return {name: choice, tfName: tf.getBackend()}
   }
+  let nativeWhy: string | null = null
   for (const name of AUTO_ORDER) {
-    if ((await tryBackend(name, threads)) === null) return {name, tfName: tf.getBackend()}
+    const why = await tryBackend(name, threads)
+    if (why === null) {
+      if (nativeWhy !== null) notice(`span: the native backend is unavailable (${nativeWhy}); using ${name}, several times slower (see span doctor)`)
+      return {name, tfName: tf.getBackend()}
+    }
+    if (name === 'native') nativeWhy = why
   }
   throw new SpanError('no TensorFlow.js backend could be initialised')
 }

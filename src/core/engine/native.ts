@@ -30,8 +30,12 @@ export interface NativeStatus {
 let addon: NativeAddon | null = null
 let status: NativeStatus | null = null
 
-/** native/build/Release/span_native.node, from src/core/engine or dist/core/engine alike. */
+/**
+ * native/build/Release/span_native.node, from src/core/engine or dist/core/engine alike; or
+ * SPAN_NATIVE_ADDON when set (another build, or a missing path to turn native off).
+ */
 export function addonPath(): string {
+  if (process.env.SPAN_NATIVE_ADDON) return process.env.SPAN_NATIVE_ADDON
   return join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'native', 'build', 'Release', 'span_native.node')
 }
 

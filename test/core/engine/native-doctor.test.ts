@@ -1,5 +1,7 @@
 // `span doctor` (src/commands/doctor.ts): one line per backend and the backend auto picks.
 import {spawnSync} from 'node:child_process'
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {type BackendReport, DOCTOR_ORDER, autoPick} from '../../../src/commands/doctor.js'
@@ -44,5 +46,31 @@ describe('span doctor', () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^auto picks: \S+$/m)
     expect(r.stdout.match(/^ {2}not \S+: .+$/gm)).toHaveLength(DOCTOR_ORDER.length - 1)
+  })
+})
+
+describe('without the addon (SPAN_NATIVE_ADDON naming a missing file)', () => {
+  const env = {...process.env, SPAN_NATIVE_ADDON: join(root, 'no-such-addon.node')}
+  const span = (args: string[], input?: string) => spawnSync('node', [join(root, 'bin', 'run.js'), ...args], {cwd: root, env, input, encoding: 'utf8'})
+
+  it('doctor says why native is missing and auto picks wasm', () => {
+    const r = span(['doctor'])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^native +missing +the addon is not built \(.*no-such-addon\.node missing/m)
+    expect(r.stdout).toMatch(/^auto picks: wasm$/m)
+  })
+
+  it('a command on --backend auto falls back to wasm with one line saying so; --backend native is an error', () => {
+    const masked = ['tokenize', 'block', 'mask'].reduce((input, cmd) => span(cmd === 'tokenize' ? [cmd] : [cmd, ...(cmd === 'block' ? ['--len', '16'] : ['--seed', '1'])], input).stdout, 'the union is strong\n')
+    const args = ['pretrain', '--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--max-steps', '1', '--out', join(mkdtempSync(join(tmpdir(), 'span-no-addon-')), 'model')]
+    const r = span(args, masked)
+    expect(r.status, r.stderr).toBe(0)
+    const notices = r.stderr.split('\n').filter((l) => l.startsWith('span: the native backend is unavailable'))
+    expect(notices).toHaveLength(1)
+    expect(notices[0]).toMatch(/\(the addon is not built .*\); using wasm, several times slower \(see span doctor\)$/)
+    expect(r.stderr).toContain('backend wasm')
+    const explicit = span([...args, '--backend', 'native'], masked)
+    expect(explicit.status).not.toBe(0)
+    expect(explicit.stderr.trim()).toMatch(/^span pretrain: --backend native is not available: the addon is not built/)
   })
 })
