@@ -45,15 +45,35 @@ void for_chunks(size_t rows, size_t chunks, F fn) {
   });
 }
 
-/** out[j] = Σ_r a[r, j] over a [rows, cols]. */
+/** Largest entry of a row (n ≥ 1), over 16 running maxima so that it vectorises (a single
+ *  running maximum is a reduction the compiler keeps scalar). NaN entries are skipped, as
+ *  `x > m ? x : m` does. */
+float row_max(const float* x, size_t n) {
+  float m[16];
+  for (size_t k = 0; k < 16; k++) m[k] = x[0];
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (size_t k = 0; k < 16; k++) m[k] = x[j + k] > m[k] ? x[j + k] : m[k];
+  float best = m[0];
+  for (size_t k = 1; k < 16; k++) best = m[k] > best ? m[k] : best;
+  for (; j < n; j++) best = x[j] > best ? x[j] : best;
+  return best;
+}
+
+/** out[j] = Σ_r a[r, j] over a [rows, cols]: float sums over blocks of 32 rows, added up in double. */
 void col_sum(const float* a, size_t rows, size_t cols, float* out) {
   size_t chunks = chunk_count(rows, cols);
   std::vector<double> part(chunks * cols, 0.0);
   for_chunks(rows, chunks, [&](size_t c, size_t r0, size_t r1) {
     double* p = &part[c * cols];
-    for (size_t r = r0; r < r1; r++) {
-      const float* row = a + r * cols;
-      for (size_t j = 0; j < cols; j++) p[j] += row[j];
+    std::vector<float> block(cols);
+    for (size_t b0 = r0; b0 < r1; b0 += 32) {
+      std::fill(block.begin(), block.end(), 0.0f);
+      for (size_t r = b0; r < std::min(r1, b0 + 32); r++) {
+        const float* row = a + r * cols;
+        for (size_t j = 0; j < cols; j++) block[j] += row[j];
+      }
+      for (size_t j = 0; j < cols; j++) p[j] += block[j];
     }
   });
   for (size_t j = 0; j < cols; j++) {
@@ -158,8 +178,7 @@ double cross_entropy_forward(const float* logits, const int32_t* labels, float* 
   for_chunks(N, chunks, [&](size_t c, size_t r0, size_t r1) {
     for (size_t r = r0; r < r1; r++) {
       const float* xi = logits + r * C;
-      float mx = xi[0];
-      for (size_t j = 1; j < C; j++) mx = xi[j] > mx ? xi[j] : mx;
+      float mx = row_max(xi, C);
       float acc[16] = {0};
       size_t j = 0;
       for (; j + 16 <= C; j += 16)
@@ -198,11 +217,8 @@ namespace {
 void masked_softmax_rows(float* S, const float* mask, size_t T, float scale) {
   for (size_t t = 0; t < T; t++) {
     float* row = S + t * T;
-    float mx = -INFINITY;
-    for (size_t s = 0; s < T; s++) {
-      row[s] = row[s] * scale + mask[s];
-      mx = row[s] > mx ? row[s] : mx;
-    }
+    for (size_t s = 0; s < T; s++) row[s] = row[s] * scale + mask[s];
+    float mx = row_max(row, T);
     float sum = 0;
     for (size_t s = 0; s < T; s++) {
       row[s] = fast_exp(row[s] - mx);
