@@ -10,7 +10,8 @@
 // so and prints span's figures alone. Lines (JSON):
 //   sgemm             the addon's 1024³ sgemm at 1 thread and at the pool size (the peak)
 //   run               one process's figures: side, preset, tokens/s, step ms, peak RSS MB
-//   native_vs_torch   per preset: median tokens/s of each side and their ratio, span's achieved
+//   native_vs_torch   per preset: median tokens/s of each side and their ratio (and the median of
+//                     the per-round ratios, which a machine slowing down mid-run does not skew), span's achieved
 //                     GFLOP/s on the step's matrix products against the sgemm peak, and the
 //                     median peak RSS of each side and their ratio
 import {spawnSync} from 'node:child_process'
@@ -80,7 +81,8 @@ for (const preset of presets) {
   if (t.length) {
     const ttok = median(t.map((o) => o.tokens_per_s))
     const trss = median(t.map((o) => o.max_rss_mb))
-    Object.assign(row, {torch_tokens_per_s: ttok, speed_ratio: +(tok / ttok).toFixed(2), torch_max_rss_mb: trss, rss_ratio: +(rss / trss).toFixed(2)})
+    const paired = n.filter((o, i) => t[i]).map((o, i) => o.tokens_per_s / t[i].tokens_per_s) // same round: drift cancels
+    Object.assign(row, {torch_tokens_per_s: ttok, speed_ratio: +(tok / ttok).toFixed(2), speed_ratio_paired: +median(paired).toFixed(2), torch_max_rss_mb: trss, rss_ratio: +(rss / trss).toFixed(2)})
   }
   out(row)
 }
