@@ -40,8 +40,8 @@ function flops(c, nMlm, nSbo) {
 function step(model, opt, batch, rng) {
   const {grads} = microStep(model, batch, {training: true, rng})
   scaleGrads(grads, 1)
-  clipByGlobalNorm(grads, 1.0)
-  opt.apply(model.params.entries(), grads, 1e-4)
+  const {scale} = clipByGlobalNorm(grads, 1.0)
+  opt.apply(model.params.entries(), grads, 1e-4, scale)
   tf.dispose([...grads.values()])
 }
 
