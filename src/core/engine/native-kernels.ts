@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {COMPARE_KERNELS} from './native-compare.js'
 import {LAYOUT_KERNELS} from './native-layout.js'
 import {allocF32} from './native-pool.js'
 
@@ -360,6 +361,7 @@ export const NATIVE_KERNELS: Record<string, NativeKernel> = {
   ScatterNd: scatterNd,
   SplitV: splitV,
   ...LAYOUT_KERNELS, // Concat, Pack, Unpack, Slice, PadV2, Tile, OneHot (native-layout.ts)
+  ...COMPARE_KERNELS, // Equal, Greater, …, Logical*, Select, Step, Cast, ZerosLike, OnesLike (native-compare.ts)
 }
 
 /**
