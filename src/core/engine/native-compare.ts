@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {type KernelArgs, type KernelBackend, type Values, alloc, broadcastShape, broadcastStrides, size, valuesOf} from './kernel-util.js'
 import {allocF32} from './native-pool.js'
 
 /**
@@ -22,73 +23,14 @@ import {allocF32} from './native-pool.js'
  * reject, and the cases listed at each kernel return null, so that tfjs' own kernel runs.
  */
 
-type Values = Float32Array | Int32Array | Uint8Array
-
-/** The part of the cpu backend these kernels use (a supertype of native-kernels.ts' CpuBackend). */
-interface CompareBackend {
-  data: {get(id: tf.DataId): {values?: unknown}}
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values: Values): tf.TensorInfo
-}
-interface CompareArgs {
-  inputs: Record<string, tf.TensorInfo | undefined>
-  backend: CompareBackend
-  attrs?: Record<string, unknown>
-}
-/** A kernel of native-kernels.ts' NATIVE_KERNELS (the addon argument is unused here). */
-type CompareKernel = (addon: unknown, args: CompareArgs) => tf.TensorInfo | null
-
-const size = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1)
-
-/** The values of a cpu-backend tensor of float32, int32 or bool, when stored as that dtype's array. */
-function valuesOf(backend: CompareBackend, t: tf.TensorInfo | undefined): Values | null {
-  if (!t) return null
-  const v = backend.data.get(t.dataId).values
-  switch (t.dtype) {
-    case 'float32':
-      return v instanceof Float32Array ? v : null
-    case 'int32':
-      return v instanceof Int32Array ? v : null
-    case 'bool':
-      return v instanceof Uint8Array ? v : null
-    default:
-      return null
-  }
-}
+/** A kernel of NATIVE_KERNELS (the addon argument is unused here). */
+type CompareKernel = (addon: unknown, args: KernelArgs) => tf.TensorInfo | null
 
 /** The stored numbers of a tensor whatever its dtype says (tfjs' cast aliases a bool array as float32). */
-function numbersOf(backend: CompareBackend, t: tf.TensorInfo | undefined): Values | null {
+function numbersOf(backend: KernelBackend, t: tf.TensorInfo | undefined): Values | null {
   if (!t || (t.dtype !== 'float32' && t.dtype !== 'int32' && t.dtype !== 'bool')) return null
   const v = backend.data.get(t.dataId).values
   return v instanceof Float32Array || v instanceof Int32Array || v instanceof Uint8Array ? v : null
-}
-
-/** An output array of n elements, contents arbitrary: pooled for float32. */
-function alloc(dtype: 'float32' | 'int32' | 'bool', n: number): Values {
-  if (dtype === 'float32') return allocF32(n)
-  return dtype === 'int32' ? new Int32Array(n) : new Uint8Array(n)
-}
-
-/** numpy broadcasting of two shapes; null when they are incompatible (tfjs throws). */
-function broadcastShape(a: readonly number[], b: readonly number[]): number[] | null {
-  const rank = Math.max(a.length, b.length)
-  const out: number[] = []
-  for (let i = 0; i < rank; i++) {
-    const x = a[a.length - rank + i] ?? 1
-    const y = b[b.length - rank + i] ?? 1
-    if (x !== y && x !== 1 && y !== 1) return null
-    out.push(x === 1 ? y : x)
-  }
-  return out
-}
-
-/** Element strides of `shape` read along `rank` right-aligned output axes: 0 where it has size 1 (broadcast) or no axis. */
-function broadcastStrides(shape: readonly number[], rank: number): number[] {
-  const strides = new Array<number>(rank).fill(0)
-  for (let i = shape.length - 1, s = 1; i >= 0; i--) {
-    if (shape[i] !== 1) strides[rank - shape.length + i] = s
-    s *= shape[i]
-  }
-  return strides
 }
 
 /**

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {broadcastShape, broadcastStrides, size} from './kernel-util.js'
 import {COMPARE_KERNELS} from './native-compare.js'
 import {LAYOUT_KERNELS} from './native-layout.js'
 import {allocF32} from './native-pool.js'
@@ -72,7 +73,6 @@ export function kernelsEnabled(): boolean {
   return enabled
 }
 
-const size = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1)
 
 /** The float32 values of a cpu-backend tensor, or null for any other dtype or storage. */
 function f32(backend: CpuBackend, t: tf.TensorInfo | undefined): Float32Array | null {
@@ -85,31 +85,6 @@ function i32(backend: CpuBackend, t: tf.TensorInfo | undefined): Int32Array | nu
   if (!t || t.dtype !== 'int32') return null
   const v = backend.data.get(t.dataId).values
   return v instanceof Int32Array ? v : null
-}
-
-/** numpy broadcasting of two shapes; null when they are incompatible. */
-export function broadcastShape(a: readonly number[], b: readonly number[]): number[] | null {
-  const rank = Math.max(a.length, b.length)
-  const out: number[] = []
-  for (let i = 0; i < rank; i++) {
-    const x = a[a.length - rank + i] ?? 1
-    const y = b[b.length - rank + i] ?? 1
-    if (x !== y && x !== 1 && y !== 1) return null
-    out.push(x === 1 ? y : x)
-  }
-  return out
-}
-
-/** Element strides of `shape` read as `out` (right-aligned), 0 along broadcast axes. */
-function broadcastStrides(shape: readonly number[], out: readonly number[]): number[] {
-  const strides = new Array<number>(out.length).fill(0)
-  let s = 1
-  for (let i = shape.length - 1; i >= 0; i--) {
-    const o = out.length - shape.length + i
-    strides[o] = shape[i] === 1 && out[o] !== 1 ? 0 : s
-    s *= shape[i]
-  }
-  return strides
 }
 
 /**
@@ -136,7 +111,7 @@ export function collapse(shape: number[], strides: number[][]): {shape: number[]
 
 /** out = a (op) b with broadcasting, into `out` (which may alias a when shapes are equal). */
 function broadcastBinary(addon: NativeAddon, op: number, a: Float32Array, aShape: number[], b: Float32Array, bShape: number[], outShape: number[], out: Float32Array): void {
-  const c = collapse(outShape, [broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape)])
+  const c = collapse(outShape, [broadcastStrides(aShape, outShape.length), broadcastStrides(bShape, outShape.length)])
   addon.binary(op, a, b, out, c.shape, c.strides[0], c.strides[1])
 }
 

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {allocF32} from './native-pool.js'
+import {type KernelArgs, type KernelBackend, type TsKernel, type Values, alloc, size, valuesOf} from './kernel-util.js'
 
 /**
  * The data-movement kernels of the `native` backend: Concat, Slice, PadV2, Pack, Unpack, Tile
@@ -15,23 +15,6 @@ import {allocF32} from './native-pool.js'
  * tfjs' own kernel runs (and throws its own errors).
  */
 
-type Values = Float32Array | Int32Array | Uint8Array
-
-/** The part of the cpu backend these kernels use (a supertype of native-kernels.ts' CpuBackend). */
-interface LayoutBackend {
-  data: {get(id: tf.DataId): {values?: unknown}}
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values: Values): tf.TensorInfo
-}
-interface LayoutArgs {
-  inputs: Record<string, tf.TensorInfo | undefined>
-  backend: LayoutBackend
-  attrs?: Record<string, unknown>
-}
-/** A kernel of native-kernels.ts' NATIVE_KERNELS (the addon argument is unused here). */
-type LayoutKernel = (addon: unknown, args: LayoutArgs) => tf.TensorInfo | tf.TensorInfo[] | null
-
-const size = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1)
-
 /** Row-major element strides of a shape. */
 function stridesOf(shape: readonly number[]): number[] {
   const s = new Array<number>(shape.length)
@@ -41,28 +24,6 @@ function stridesOf(shape: readonly number[]): number[] {
     n *= shape[i]
   }
   return s
-}
-
-/** The values of a cpu-backend tensor of float32, int32 or bool, when stored as that dtype's array. */
-function valuesOf(backend: LayoutBackend, t: tf.TensorInfo | undefined): Values | null {
-  if (!t) return null
-  const v = backend.data.get(t.dataId).values
-  switch (t.dtype) {
-    case 'float32':
-      return v instanceof Float32Array ? v : null
-    case 'int32':
-      return v instanceof Int32Array ? v : null
-    case 'bool':
-      return v instanceof Uint8Array ? v : null
-    default:
-      return null
-  }
-}
-
-/** An output array of n elements, contents arbitrary: pooled for float32. */
-function alloc(dtype: tf.DataType, n: number): Values {
-  if (dtype === 'float32') return allocF32(n)
-  return dtype === 'int32' ? new Int32Array(n) : new Uint8Array(n)
 }
 
 /** Runs shorter than this are copied element by element (a subarray costs an allocation). */
@@ -123,7 +84,7 @@ export function copyBox(src: Values, srcOff: number, srcStrides: readonly number
 }
 
 /** The inputs of a kernel that takes a list (Concat, Pack): all present, one dtype, values readable. */
-function listInputs(backend: LayoutBackend, inputs: LayoutArgs['inputs']): {infos: tf.TensorInfo[]; values: Values[]} | null {
+function listInputs(backend: KernelBackend, inputs: KernelArgs['inputs']): {infos: tf.TensorInfo[]; values: Values[]} | null {
   const infos = Object.values(inputs) as (tf.TensorInfo | undefined)[]
   if (infos.length === 0 || infos.some((t) => !t)) return null
   const values: Values[] = []
@@ -140,7 +101,7 @@ function listInputs(backend: LayoutBackend, inputs: LayoutArgs['inputs']): {info
  * int32 or bool; each copied as rows of its own inner size into the output's rows. Empty
  * inputs contribute nothing; a single non-empty input is copied, not aliased.
  */
-const concat: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const concat: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const list = listInputs(backend, inputs)
   if (!list) return null
   const {infos, values} = list
@@ -170,7 +131,7 @@ const concat: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
  * dtype interleaved along a new axis (negative counts from the end of the output's rank).
  * One input is left to tfjs, whose expandDims is a reshape that shares the data without a view.
  */
-const pack: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const pack: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const list = listInputs(backend, inputs)
   if (!list || list.infos.length < 2) return null
   const {infos, values} = list
@@ -190,7 +151,7 @@ const pack: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
 }
 
 /** Unpack (tf.unstack; tfjs-backend-cpu unpack, whose pieces are slices: views when contiguous): copies. */
-const unpack: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const unpack: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const t = inputs.value
   const x = valuesOf(backend, t)
   if (!t || !x || t.shape.length === 0) return null
@@ -214,7 +175,7 @@ const unpack: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
  * element through TensorBuffer): always a copy. begin/size as tfjs parses them (a number for
  * every axis, size −1 = to the end); a box outside x is left to tfjs, which throws.
  */
-const slice: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const slice: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const t = inputs.x
   const x = valuesOf(backend, t)
   if (!t || !x || t.shape.length === 0) return null
@@ -239,7 +200,7 @@ const slice: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
  * arithmetic): the output filled with constantValue, then x copied in as a box. Negative
  * paddings (cropping) are left to tfjs.
  */
-const padV2: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const padV2: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const t = inputs.x
   const x = valuesOf(backend, t)
   const paddings = attrs?.paddings as [number, number][] | undefined
@@ -259,7 +220,7 @@ const padV2: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
  * output's first box, then, from the innermost axis out, each filled block of that axis
  * doubled in place (copyWithin, or fill for single elements) until it spans reps copies.
  */
-const tile: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const tile: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const t = inputs.x
   const x = valuesOf(backend, t)
   const reps = attrs?.reps as number[] | undefined
@@ -301,7 +262,7 @@ const tile: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
  * row of offValue. float32 output from the pool, int32 as an Int32Array (on/off values
  * truncated to int32, as a cast would); other dtypes are left to tfjs.
  */
-const oneHot: LayoutKernel = (_addon, {inputs, backend, attrs}) => {
+const oneHot: TsKernel = (_addon, {inputs, backend, attrs}) => {
   const t = inputs.indices
   if (!t || t.dtype !== 'int32') return null
   const idx = valuesOf(backend, t) as Int32Array | null
@@ -329,4 +290,4 @@ export const LAYOUT_KERNELS = {
   PadV2: padV2,
   Tile: tile,
   OneHot: oneHot,
-} satisfies Record<string, LayoutKernel>
+} satisfies Record<string, TsKernel>

@@ -1,9 +1,8 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
-import {kernelsEnabled} from '../../../src/core/engine/native-kernels.js'
-import {loadNative, nativeKernelCounts, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
+import {loadNative, nativeKernelCounts, startNative} from '../../../src/core/engine/native.js'
 import {maskedMaxPool} from '../../../src/core/model/span-ft.js'
-import {Draws, nativeAndReference} from './helpers.js'
+import {Draws, kernelChecks, nativeRuns, storage, withTfjs} from './helpers.js'
 
 // The kernels of native-compare.ts (Equal, NotEqual, Greater, GreaterEqual, Less, LessEqual,
 // LogicalAnd, LogicalOr, LogicalNot, Select, Step, Cast, ZerosLike, OnesLike) against tfjs' own
@@ -15,7 +14,7 @@ const status = loadNative()
 const reason = status.available ? '' : ` (skipped: ${status.error})`
 
 const draws = new Draws(4711)
-const both = (f: () => tf.Tensor | tf.Tensor[]) => nativeAndReference(draws, f)
+const {both, expectSame, expectCloseGrads} = kernelChecks(draws)
 const size = (shape: number[]): number => shape.reduce((a, b) => a * b, 1)
 const pick = <T>(xs: readonly T[]): T => xs[draws.rng.int(xs.length)]
 
@@ -84,57 +83,6 @@ function viewOf(x: tf.Tensor, begin: number[], sizes: number[]): tf.Tensor {
     expect(storage(v).buffer).toBe(storage(x).buffer)
     return v
   })
-}
-
-/** The typed array the cpu backend stores for a tensor. */
-function storage(t: tf.Tensor): ArrayBufferView {
-  const backend = tf.backend() as unknown as {data: {get(id: tf.DataId): {values: ArrayBufferView}}}
-  return backend.data.get(t.dataId).values
-}
-
-/** f run by tfjs' own kernels, the previous setting restored after. */
-function withTfjs<T>(f: () => T): T {
-  const was = kernelsEnabled()
-  setNativeKernelsEnabled(false)
-  try {
-    return f()
-  } finally {
-    setNativeKernelsEnabled(was)
-  }
-}
-
-const nativeRuns = (name: string): number => nativeKernelCounts()[name]?.native ?? 0
-
-/**
- * Same shapes, dtypes and values, exactly (NaN equal to NaN, −0 not equal to 0). `kernel` must
- * have run natively at least once (or, with native false, not at all).
- */
-function expectSame(kernel: string, f: () => tf.Tensor | tf.Tensor[], native = true): tf.Tensor[] {
-  const before = nativeRuns(kernel)
-  const {nat, ref} = both(f)
-  if (native) expect(nativeRuns(kernel), `${kernel} ran natively`).toBeGreaterThan(before)
-  else expect(nativeRuns(kernel), `${kernel} left to tfjs`).toBe(before)
-  expect(nat.length).toBe(ref.length)
-  nat.forEach((n, i) => {
-    expect(n.shape).toEqual(ref[i].shape)
-    expect(n.dtype).toBe(ref[i].dtype)
-    expect(Array.from(n.dataSync())).toEqual(Array.from(ref[i].dataSync()))
-  })
-  tf.dispose(ref)
-  return nat
-}
-
-/** Gradients within rtol·max|ref| + atol (the reference runs tfjs' arithmetic kernels too). */
-function expectCloseGrads(f: () => tf.Tensor[], rtol = 1e-5, atol = 1e-6): void {
-  const {nat, ref} = both(f)
-  nat.forEach((n, i) => {
-    expect(n.shape).toEqual(ref[i].shape)
-    const a = n.dataSync()
-    const b = ref[i].dataSync()
-    const scale = Array.from(b).reduce((m, v) => Math.max(m, Math.abs(v)), 0)
-    for (let j = 0; j < b.length; j++) if (Math.abs(a[j] - b[j]) > rtol * scale + atol) expect(`${i}/${j}: ${a[j]}`).toBe(`${i}/${j}: ${b[j]}`)
-  })
-  tf.dispose([...nat, ...ref])
 }
 
 const COMPARISONS = {
