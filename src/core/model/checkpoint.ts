@@ -83,26 +83,38 @@ export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promi
   return {...modelFromTensors(config, file.tensors, weights, opts.seed ?? 0), vocabPath: join(dir, VOCAB_FILE)}
 }
 
+/** Parameters built from a checkpoint's tensors: the store, what was initialised, what was left unused. */
+export interface ParamsFromTensors {
+  params: ParamStore
+  initialised: string[]
+  ignored: string[]
+}
+
+/** Encoder parameters (embeddings and layers): every checkpoint a model loads from must supply them. */
+export const isEncoderParam = (name: string): boolean => name.startsWith('bert.embeddings.') || name.startsWith('bert.encoder.')
+
 /**
- * A model from named host tensors (any HF naming variant); parameters the tensors lack are
- * initialised from seed, except encoder ones, which must be there.
+ * Parameters for `specs` from named host tensors (any HF naming variant, see normaliseNames):
+ * taken where present (and, outside the encoder, where `fits` accepts them), else initialised
+ * N(0, range) / zeros from `seed`; a missing encoder parameter is an error. The one loader
+ * behind pre-training, QA and classification checkpoints.
  */
-export function modelFromTensors(
-  config: BertConfig, raw: Map<string, HostTensor>, source: string, seed: number,
-): Omit<LoadedCheckpoint, 'vocabPath'> {
+export function paramsFromTensors(
+  specs: ParamSpec[], raw: Map<string, HostTensor>, source: string, seed: number, range: number,
+  fits: (spec: ParamSpec, t: HostTensor) => boolean = () => true,
+): ParamsFromTensors {
   const tensors = normaliseNames(raw)
-  const specs = SpanBertForPreTraining.specs(config)
   const params = new ParamStore()
   const rng = new Rng(seed)
   const initialised: string[] = []
   try {
     for (const spec of specs) {
       const t = tensors.get(spec.name)
-      if (t) params.set(spec.name, hostToTensor(spec, t, source))
-      else if (spec.name.startsWith('bert.embeddings.') || spec.name.startsWith('bert.encoder.')) {
-        throw new SpanError(`${source}: missing encoder parameter "${spec.name}"`)
-      } else {
-        params.set(spec.name, initTensor(spec, config.initializer_range, rng))
+      const encoder = isEncoderParam(spec.name)
+      if (t && (encoder || fits(spec, t))) params.set(spec.name, hostToTensor(spec, t, source))
+      else if (encoder) throw new SpanError(`${source}: missing encoder parameter "${spec.name}" (not a BERT checkpoint?)`)
+      else {
+        params.set(spec.name, initTensor(spec, range, rng))
         initialised.push(spec.name)
       }
     }
@@ -111,7 +123,17 @@ export function modelFromTensors(
     throw err
   }
   const known = new Set(specs.map((s) => s.name))
-  const ignored = [...tensors.keys()].filter((k) => !known.has(k))
+  return {params, initialised, ignored: [...tensors.keys()].filter((k) => !known.has(k))}
+}
+
+/**
+ * A model from named host tensors (any HF naming variant); parameters the tensors lack are
+ * initialised from seed, except encoder ones, which must be there.
+ */
+export function modelFromTensors(
+  config: BertConfig, raw: Map<string, HostTensor>, source: string, seed: number,
+): Omit<LoadedCheckpoint, 'vocabPath'> {
+  const {params, initialised, ignored} = paramsFromTensors(SpanBertForPreTraining.specs(config), raw, source, seed, config.initializer_range)
   return {model: new SpanBertForPreTraining(config, params), initialised, ignored}
 }
 

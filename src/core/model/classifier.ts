@@ -12,11 +12,11 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {SpanError} from '../stream/errors.js'
 import {BertEncoder, BertPooler} from './bert.js'
-import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, hostToTensor, normaliseNames, paramsToHost} from './checkpoint.js'
+import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, paramsFromTensors, paramsToHost} from './checkpoint.js'
 import {type BertConfig, configFromJson, configToJson} from './config.js'
 import {type ForwardContext, dropout, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
-import {type ParamSpec, ParamStore, initParams, initTensor, linearSpecs} from './params.js'
+import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSpecs} from './span-ft.js'
 
@@ -142,28 +142,9 @@ export async function loadClassifier(dir: string, head: HeadConfig, seed: number
 }
 
 export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw: Map<string, HostTensor>, source: string, seed: number): LoadedClassifier {
-  const tensors = normaliseNames(raw)
-  const specs = BertForSequenceClassification.specs(config, head)
-  const params = new ParamStore()
-  const rng = new Rng(seed)
-  const initialised: string[] = []
-  try {
-    for (const spec of specs) {
-      const t = tensors.get(spec.name)
-      const isEncoder = spec.name.startsWith('bert.embeddings.') || spec.name.startsWith('bert.encoder.')
-      if (t && (isEncoder || sameShape(spec, t))) params.set(spec.name, hostToTensor(spec, t, source))
-      else if (isEncoder) throw new SpanError(`${source}: missing encoder parameter "${spec.name}" (not a BERT checkpoint?)`)
-      else {
-        params.set(spec.name, initTensor(spec, config.initializer_range, rng))
-        initialised.push(spec.name)
-      }
-    }
-  } catch (err) {
-    params.dispose()
-    throw err
-  }
-  const known = new Set(specs.map((s) => s.name))
-  return {model: new BertForSequenceClassification(config, head, params), initialised, ignored: [...tensors.keys()].filter((k) => !known.has(k))}
+  // a head of another shape (a checkpoint fine-tuned for another label count) starts afresh
+  const {params, initialised, ignored} = paramsFromTensors(BertForSequenceClassification.specs(config, head), raw, source, seed, config.initializer_range, sameShape)
+  return {model: new BertForSequenceClassification(config, head, params), initialised, ignored}
 }
 
 function sameShape(spec: ParamSpec, t: HostTensor): boolean {

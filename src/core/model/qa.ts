@@ -2,13 +2,12 @@ import * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
-import {SpanError} from '../stream/errors.js'
 import {BertEncoder} from './bert.js'
-import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, hostToTensor, normaliseNames, paramsToHost, readConfig} from './checkpoint.js'
+import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, paramsFromTensors, paramsToHost, readConfig} from './checkpoint.js'
 import {type BertConfig, configToJson} from './config.js'
 import {type ForwardContext, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
-import {type ParamSpec, ParamStore, initParams, initTensor, linearSpecs} from './params.js'
+import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
 
 /** Hugging Face's name of the start/end layer (BertForQuestionAnswering.qa_outputs). */
@@ -110,28 +109,10 @@ export async function loadQaModel(dir: string, seed: number): Promise<LoadedQa> 
   return {...qaFromTensors(config, file.tensors, join(dir, WEIGHTS_FILE), seed), vocabPath: join(dir, VOCAB_FILE)}
 }
 
-/** A QA model from named host tensors (any HF naming variant, see normaliseNames). */
+/** A QA model from named host tensors (any HF naming variant, see normaliseNames); a missing QA head is initialised. */
 export function qaFromTensors(config: BertConfig, raw: Map<string, HostTensor>, source: string, seed: number): Omit<LoadedQa, 'vocabPath'> {
-  const tensors = normaliseNames(raw)
-  const specs = BertForQuestionAnswering.specs(config)
-  const params = new ParamStore()
-  const rng = new Rng(seed)
-  const initialised: string[] = []
-  try {
-    for (const spec of specs) {
-      const t = tensors.get(spec.name)
-      if (t) params.set(spec.name, hostToTensor(spec, t, source))
-      else if (spec.name.startsWith(QA_OUTPUTS)) {
-        params.set(spec.name, initTensor(spec, config.initializer_range, rng))
-        initialised.push(spec.name)
-      } else throw new SpanError(`${source}: missing encoder parameter "${spec.name}" (not a BERT checkpoint?)`)
-    }
-  } catch (err) {
-    params.dispose()
-    throw err
-  }
-  const known = new Set(specs.map((s) => s.name))
-  return {model: new BertForQuestionAnswering(config, params), initialised, ignored: [...tensors.keys()].filter((k) => !known.has(k))}
+  const {params, initialised, ignored} = paramsFromTensors(BertForQuestionAnswering.specs(config), raw, source, seed, config.initializer_range)
+  return {model: new BertForQuestionAnswering(config, params), initialised, ignored}
 }
 
 /** config.json (architectures BertForQuestionAnswering) and model.safetensors (HF names and layouts). */
