@@ -5,6 +5,7 @@
  * the task's metric and the checkpoint with the best score is kept (the latest without --dev).
  */
 import * as tf from '@tensorflow/tfjs'
+import {gradsByName} from '../../train/step.js'
 import {copyFile, writeFile} from 'node:fs/promises'
 import type {Rng} from '../../data/rng.js'
 import type {GlueScores} from '../../metrics/glue-score.js'
@@ -127,17 +128,13 @@ async function trainEpoch(run: GlueRun, io: GlueIO, s: EpochState): Promise<numb
 /** Forward, backward, clipping to --clip, one AdamW update. Returns the loss; leaves no tensors. */
 function optimiseStep(run: GlueRun, s: EpochState, b: ClsHostBatch, lr: number): number {
   const ctx: ForwardContext = {training: true, rng: s.dropout}
-  const entries = run.model.params.entries()
-  const {value, grads} = tf.variableGrads(() => run.model.loss(b, ctx), entries.map(([, v]) => v))
-  const byName = new Map<string, tf.Tensor>()
-  for (const [name, v] of entries) if (grads[v.name]) byName.set(name, grads[v.name])
+  const {loss, grads} = gradsByName(run.model.params, () => run.model.loss(b, ctx))
   try {
-    const loss = value.dataSync()[0]
-    const {scale} = clipByGlobalNorm(byName, run.config.clip > 0 ? run.config.clip : Infinity)
-    s.opt.apply(entries, byName, lr, scale)
+    const {scale} = clipByGlobalNorm(grads, run.config.clip > 0 ? run.config.clip : Infinity)
+    s.opt.apply(run.model.params.entries(), grads, lr, scale)
     return loss
   } finally {
-    tf.dispose([value, ...byName.values()])
+    tf.dispose([...grads.values()])
   }
 }
 

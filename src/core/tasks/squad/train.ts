@@ -6,6 +6,7 @@
  * best F1 is kept.
  */
 import * as tf from '@tensorflow/tfjs'
+import {gradsByName} from '../../train/step.js'
 import cliProgress from 'cli-progress'
 import {copyFile, writeFile} from 'node:fs/promises'
 import type {Rng} from '../../data/rng.js'
@@ -185,7 +186,7 @@ function optimiseStep(run: FinetuneRun, s: EpochState, windows: TrainWindow[], l
   try {
     for (let at = 0; at < windows.length; at += c['batch-size']) {
       const b = collateWindows(windows.slice(at, at + c['batch-size']), run.tokenizer.vocab.special.pad, true)
-      const r = lossAndGrads(run.model, () => run.model.loss(b, ctx))
+      const r = gradsByName(run.model.params, () => run.model.loss(b, ctx))
       addGrads(acc, r.grads)
       total += r.loss
       micro++
@@ -197,17 +198,6 @@ function optimiseStep(run: FinetuneRun, s: EpochState, windows: TrainWindow[], l
   } finally {
     tf.dispose([...acc.values()])
   }
-}
-
-/** The loss and its gradients by parameter name (the caller disposes them). */
-function lossAndGrads(model: BertForQuestionAnswering, f: () => tf.Scalar): {loss: number; grads: Map<string, tf.Tensor>} {
-  const entries = model.params.entries()
-  const {value, grads} = tf.variableGrads(f, entries.map(([, v]) => v))
-  const loss = value.dataSync()[0]
-  value.dispose()
-  const byName = new Map<string, tf.Tensor>()
-  for (const [name, v] of entries) if (grads[v.name]) byName.set(name, grads[v.name])
-  return {loss, grads: byName}
 }
 
 /** After an epoch: score the dev set and keep the checkpoint if its F1 is the best; without dev, keep the latest. */
