@@ -13,32 +13,14 @@
 // BENCH_UNCASED=1 say otherwise.
 import {spawnSync} from 'node:child_process'
 import {createWriteStream, readFileSync} from 'node:fs'
-import {Readable} from 'node:stream'
 import {fileURLToPath} from 'node:url'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
+import {MB, ROOT, TEXT, corpusStream} from './lib/corpus.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const root = ROOT
 const dist = (p) => import(join(root, 'dist', p))
-const TEXT = join(root, '..', 'shared', 'data', 'wikitext', 'wikitext-2.valid.txt')
 const VOCAB = process.env.BENCH_VOCAB ?? join(root, '..', 'shared', 'data', 'vocab', 'bert-base-cased.txt')
 const LOWER = process.env.BENCH_UNCASED === '1'
-const MB = 1 << 20
-
-/** The corpus repeated to `bytes`, as a stream of 64 KiB chunks (like a file read). */
-function corpusStream(bytes) {
-  const text = readFileSync(TEXT)
-  let sent = 0
-  let at = 0
-  return new Readable({
-    read() {
-      if (sent >= bytes) return this.push(null)
-      const n = Math.min(1 << 16, text.length - at, bytes - sent)
-      this.push(text.subarray(at, at + n))
-      sent += n
-      at = (at + n) % text.length
-    },
-  })
-}
 
 async function child(mode, mb) {
   const {readLines} = await dist('core/stream/lines.js')
