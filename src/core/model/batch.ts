@@ -12,16 +12,20 @@ export interface MaskedExample {
   next?: boolean
 }
 
-/**
- * A collated batch on the host, flattened: every position index is b·T + t, so heads
- * gather rows of the encoder output reshaped to [B·T, H].
- */
-export interface HostBatch {
+/** The encoder's inputs of a padded batch on the host, row-major [B, T]: what every task's batch has. */
+export interface EncoderHostBatch {
   B: number
   T: number
   ids: Int32Array // [B·T]
   segments: Int32Array // [B·T]
   mask: Float32Array // [B·T] 1 real, 0 padding
+}
+
+/**
+ * A collated batch on the host, flattened: every position index is b·T + t, so heads
+ * gather rows of the encoder output reshaped to [B·T, H].
+ */
+export interface HostBatch extends EncoderHostBatch {
   mlmPos: Int32Array // [Nm] flat positions of MLM targets
   mlmLabels: Int32Array // [Nm] original ids
   sboLeft: Int32Array // [Ns] flat position of s−1

@@ -11,6 +11,7 @@ import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {SpanError} from '../stream/errors.js'
+import type {EncoderHostBatch} from './batch.js'
 import {BertEncoder, BertPooler} from './bert.js'
 import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, paramsFromTensors, paramsToHost} from './checkpoint.js'
 import {type BertConfig, configFromJson, configToJson} from './config.js'
@@ -32,12 +33,7 @@ export interface HeadConfig {
 }
 
 /** A padded batch on the host (row-major [B, T]); labels only for training. */
-export interface ClsHostBatch {
-  B: number
-  T: number
-  ids: Int32Array // [B·T]
-  segments: Int32Array // [B·T]
-  mask: Float32Array // [B·T] 1 real, 0 padding
+export interface ClsHostBatch extends EncoderHostBatch {
   spans: SpanIndex | null
   classes: Int32Array | null // [B] classification labels
   targets: Float32Array | null // [B] regression labels

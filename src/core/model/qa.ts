@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
+import type {EncoderHostBatch} from './batch.js'
 import {BertEncoder} from './bert.js'
 import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, paramsFromTensors, paramsToHost, readConfig} from './checkpoint.js'
 import {type BertConfig, configToJson} from './config.js'
@@ -14,12 +15,7 @@ import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.
 export const QA_OUTPUTS = 'qa_outputs'
 
 /** A padded batch of QA windows on the host (row-major [B, T]). */
-export interface QaHostBatch {
-  B: number
-  T: number
-  ids: Int32Array // [B·T]
-  segments: Int32Array // [B·T]
-  mask: Float32Array // [B·T] 1 real, 0 padding
+export interface QaHostBatch extends EncoderHostBatch {
   /** training labels (run_squad start_positions / end_positions), 0 = [CLS] */
   starts: Int32Array | null // [B]
   ends: Int32Array | null // [B]
