@@ -11,19 +11,13 @@ import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
 import {readSafetensors} from '../../src/core/model/safetensors.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
+import {context, qas, squad} from './squad-fixture.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-finetune-squad-'))
 const ckpt = join(tmp, 'pre')
 const train = join(tmp, 'train.json')
-const context = 'The old man walked to the river in the morning. He saw a boat and a small house near the water.'
-const qas = [
-  {id: 'q1', question: 'Where did the man walk?', answers: [{text: 'the river', answer_start: 22}]},
-  {id: 'q2', question: 'What did he see?', answers: [{text: 'a boat', answer_start: 55}]},
-  {id: 'q3', question: 'When did he walk?', answers: [{text: 'the morning', answer_start: 35}]},
-]
-const squad = (q: unknown[], version = '1.1') => JSON.stringify({version, data: [{title: 't', paragraphs: [{context, qas: q}]}]})
 const small = ['--max-len', '32', '--doc-stride', '8', '--max-query-len', '8', '--batch-size', '4', '--backend', 'wasm']
 
 function span(args: string[]) {

@@ -10,18 +10,12 @@ import {writeFilesAtomically} from '../../src/core/model/checkpoint.js'
 import {BertForQuestionAnswering, qaModelFiles} from '../../src/core/model/qa.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
+import {context, qas, squad} from './squad-fixture.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-predict-squad-'))
 const model = join(tmp, 'qa')
-const context = 'The old man walked to the river in the morning. He saw a boat and a small house near the water.'
-const qas = [
-  {id: 'q1', question: 'Where did the man walk?', answers: [{text: 'the river', answer_start: 22}]},
-  {id: 'q2', question: 'What did he see?', answers: [{text: 'a boat', answer_start: 55}]},
-  {id: 'q3', question: 'When did he walk?', answers: [{text: 'the morning', answer_start: 35}]},
-]
-const squad = (q: unknown[], version = '1.1') => JSON.stringify({version, data: [{title: 't', paragraphs: [{context, qas: q}]}]})
 const v1 = join(tmp, 'v1.json')
 const v2 = join(tmp, 'v2.json')
 
