@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Throughput and memory of `span tokenize` (SPEC.md: streaming, flat memory). Plain JS over dist/:
+// Throughput and memory of `span tokenize` (streaming, flat memory: docs/formats.md#conventions). Plain JS over dist/:
 //   npx tsc -p tsconfig.build.json && node bench/tokenize.mjs [MB ...]
 // For each size (default 10 and 100 MB) a child process streams WikiText-2 valid (from
 // ../shared/data, repeated in memory, never written to disk) through the command's own path:

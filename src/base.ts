@@ -26,7 +26,7 @@ export function numberFlag(description: string, opts: {default?: number; min?: n
   })()
 }
 
-/** Flags every streaming command shares (SPEC.md conventions). */
+/** Flags every streaming command shares (docs/formats.md#conventions). */
 export const ioFlags = {
   input: Flags.string({char: 'i', description: 'input file, - for stdin', default: '-'}),
   output: Flags.string({char: 'o', description: 'output file, - for stdout (files are written to a temporary name, then renamed)', default: '-'}),

@@ -10,7 +10,7 @@ export interface Block {
  * Packs the lines of one document into blocks (SpanBERT appendix A; reference `BlockDataset`,
  * break mode `doc`): whole consecutive lines while the block stays within len-2 tokens; a line
  * that would overflow starts the next block; a line longer than len-2 is cut into pieces of
- * len-2 (the reference drops it; SPEC.md keeps the text). Blocks never cross documents.
+ * len-2 (the reference drops it; we keep the text, docs/algorithms.md#blocks). Blocks never cross documents.
  */
 export class BlockPacker {
   private doc: number | null = null

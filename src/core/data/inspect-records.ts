@@ -14,7 +14,7 @@ export interface InspectSpecial {
 }
 
 /**
- * Any stage's record as inspect sees it (SPEC.md "Records"):
+ * Any stage's record as inspect sees it (docs/formats.md):
  *   token record    {doc, ids, tokens?}
  *   block           {doc?, ids: [CLS, …, SEP], segments?, next?}
  *   masked example  {ids, targets: [[pos, original_id], …], spans: [[start, end, kind], …]}

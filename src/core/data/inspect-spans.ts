@@ -5,7 +5,7 @@ export type KindCounts = Record<SpanKind, number>
 
 /**
  * 1 for the ids whose vocabulary string begins with `##` (a WordPiece continuation): such a
- * token does not start a word (SPEC.md "Algorithms").
+ * token does not start a word (docs/algorithms.md#tokenization).
  */
 export function continuationTable(tokens: readonly string[]): Uint8Array {
   const table = new Uint8Array(tokens.length)
@@ -35,7 +35,7 @@ export function originalIds(ex: Example): number[] {
 /**
  * Statistics of masked examples, accumulated one example at a time (nothing is kept per
  * example): targets, spans and their replacement kinds, span lengths in words (in tokens when
- * there is no vocabulary), and two consistency counts (SPEC.md: every masked position is a target).
+ * there is no vocabulary), and two consistency counts (docs/algorithms.md#span-masking: every masked position is a target).
  */
 export class MaskStats {
   examples = 0

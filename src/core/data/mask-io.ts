@@ -4,7 +4,7 @@ import {DECISIONS, type MaskResult} from './mask.js'
 import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import {checkIds} from './records.js'
 
-/** A block as `span mask` reads it (SPEC.md "Records"); pair blocks carry segments and next. */
+/** A block as `span mask` reads it (docs/formats.md#blocks); pair blocks carry segments and next. */
 export interface BlockRecord {
   doc?: number
   ids: number[]

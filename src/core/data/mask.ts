@@ -7,7 +7,7 @@ import type {Unigram} from './unigram.js'
 export type MaskScheme = 'span' | 'subword' | 'whole-word'
 export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word']
 
-/** How a masked span's tokens are replaced (SPEC.md "Span masking" step 4). */
+/** How a masked span's tokens are replaced (docs/algorithms.md#span-masking step 4). */
 export type Decision = 'mask' | 'random' | 'keep'
 export const DECISIONS: readonly Decision[] = ['mask', 'random', 'keep']
 
@@ -21,7 +21,7 @@ export interface MaskOptions {
 /** What masking needs to know about the vocabulary: one byte per id. */
 export interface MaskVocab {
   special: Uint8Array // 1: never masked, never drawn as a replacement
-  cont: Uint8Array // 1: a `##` piece, which does not start a word (SPEC.md "Algorithms")
+  cont: Uint8Array // 1: a `##` piece, which does not start a word (docs/algorithms.md#tokenization)
   maskId: number
 }
 
@@ -38,7 +38,7 @@ export function maskVocab(tokens: readonly string[], special: SpecialIds): MaskV
 }
 
 /**
- * Budget = ceil(ratio·n) (SPEC.md step 1). ratio·n is rounded first when it is within float
+ * Budget = ceil(ratio·n) (docs/algorithms.md#span-masking step 1). ratio·n is rounded first when it is within float
  * error of an integer: 0.15·100 is 15.000000000000002 in binary floating point, and that is
  * 15 tokens, not 16.
  */

@@ -1,7 +1,7 @@
 import type {TokenRecord} from './records.js'
 import type {Rng} from './rng.js'
 
-/** A two-segment block for the NSP baseline (SPEC.md "Records"). */
+/** A two-segment block for the NSP baseline (docs/formats.md#pair-blocks). */
 export interface PairBlock {
   doc: number
   ids: number[] // [CLS] A… [SEP] B… [SEP]

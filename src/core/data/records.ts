@@ -1,7 +1,7 @@
 import {errorAt} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 
-/** Token record (SPEC.md "Records"): one per input line. */
+/** Token record (docs/formats.md#token-records): one per input line. */
 export interface TokenRecord {
   doc: number
   ids: number[]

@@ -1,5 +1,5 @@
 /**
- * Seeded generator for every random choice in span (SPEC.md: same input and seed, same bytes).
+ * Seeded generator for every random choice in span (docs/algorithms.md#determinism: same input and seed, same bytes).
  * xoshiro128** (Blackman & Vigna), seeded through splitmix32; its state is four uint32 words
  * that checkpoints can save and restore.
  */

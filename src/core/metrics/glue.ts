@@ -1,5 +1,5 @@
 /**
- * GLUE metrics as pure functions (SPEC.md "Sentence(-pair) tasks"; the reference is
+ * GLUE metrics as pure functions (docs/algorithms.md#glue; the reference is
  * transformers' glue_compute_metrics over sklearn / scipy). Values are fractions in [0, 1]
  * (correlations in [-1, 1]), not percentages.
  *

@@ -3,7 +3,7 @@ import {checkIds} from '../data/records.js'
 import {errorAt, SpanError} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 
-/** A masked example record (SPEC.md "Records"); positions index `ids`, span ends inclusive. */
+/** A masked example record (docs/formats.md#masked-examples); positions index `ids`, span ends inclusive. */
 export interface MaskedExample {
   ids: number[]
   targets: [number, number][]

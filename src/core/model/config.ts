@@ -1,6 +1,6 @@
 import {SpanError} from '../stream/errors.js'
 
-/** Pre-training objectives (SPEC.md: `mlm,sbo` is SpanBERT's default; `mlm,nsp` the BERT baseline). */
+/** Pre-training objectives (docs/algorithms.md#pre-training-loss: `mlm,sbo` is SpanBERT's default; `mlm,nsp` the BERT baseline). */
 export const OBJECTIVES = ['mlm', 'sbo', 'nsp'] as const
 export type Objective = (typeof OBJECTIVES)[number]
 
@@ -34,7 +34,7 @@ export interface BertConfig {
   sbo: SboConfig
 }
 
-/** Sizes of the presets (SPEC.md "Model and optimisation"). */
+/** Sizes of the presets (docs/algorithms.md#model-and-optimisation). */
 export const PRESETS = {
   tiny: {num_hidden_layers: 2, hidden_size: 128, num_attention_heads: 2},
   mini: {num_hidden_layers: 4, hidden_size: 256, num_attention_heads: 4},

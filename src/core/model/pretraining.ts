@@ -73,7 +73,7 @@ export class SpanBertForPreTraining {
   }
 
   /**
-   * Loss = MLM_sum/n_mlm + SBO_sum/n_sbo (SPEC.md; reference `span_bert_loss`) + NSP mean
+   * Loss = MLM_sum/n_mlm + SBO_sum/n_sbo (docs/algorithms.md#pre-training-loss; reference `span_bert_loss`) + NSP mean
    * when on. A batch without SBO targets contributes no SBO term.
    */
   losses(b: Batch, ctx: ForwardContext): PretrainLosses {

@@ -30,7 +30,7 @@ export interface HistoryEntry {
   flags: Record<string, unknown>
 }
 
-/** The first record of every stream (SPEC.md "Conventions"). No timestamps: output is reproducible. */
+/** The first record of every stream (docs/formats.md#header-record). No timestamps: output is reproducible. */
 export interface Header {
   span: 'header'
   kind: StageKind

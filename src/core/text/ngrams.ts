@@ -150,7 +150,7 @@ export function randomSegments(words: readonly string[], maxN: number, rng: Rng)
 }
 
 /**
- * Words of a WordPiece token sequence (a token starts a word unless it begins with `##`, SPEC.md)
+ * Words of a WordPiece token sequence (a token starts a word unless it begins with `##`, docs/algorithms.md#tokenization)
  * and, per word, its first token.
  */
 export function tokenWords(tokens: readonly string[], split: WordSplitter): {words: string[]; firstToken: number[]} {

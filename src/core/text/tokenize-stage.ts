@@ -6,7 +6,7 @@ import {CHUNK, TokenRecordWriter} from './token-records.js'
 import type {WordPieceTokenizer} from './tokenizer.js'
 
 /**
- * Document numbers for raw text (SPEC.md "Records"): starting at 0, the counter goes up once per
+ * Document numbers for raw text (docs/algorithms.md#documents): starting at 0, the counter goes up once per
  * run of blank lines between non-blank ones. With a doc-start pattern, a line matching it starts
  * a new document instead, and blank lines no longer separate documents.
  */

@@ -89,7 +89,7 @@ export function resolveConfig(layers: {name: string; values: Partial_}[]): Train
   return checkTrainConfig(out as unknown as TrainConfig)
 }
 
-/** The warm-up actually used: --warmup, else SPEC's 10,000 steps capped at 10% of a short run. */
+/** The warm-up actually used: --warmup, else 10,000 steps capped at 10% of a short run (docs/algorithms.md#model-and-optimisation). */
 export function resolveWarmup(c: TrainConfig): number {
   return c.warmup ?? Math.min(10_000, Math.ceil(0.1 * c['max-steps']))
 }

@@ -17,7 +17,7 @@ export interface FileFingerprint {
 /**
  * Byte offsets of every record line of an NDJSON file, built in one streaming pass, so records
  * can be read back in any order by positioned reads: a data set larger than memory trains with
- * 16 bytes per example held (SPEC.md: pre-training's sampling index is what a stage may hold).
+ * 16 bytes per example held (docs/algorithms.md#determinism).
  * The header line (if any) is not a record; blank lines are skipped.
  */
 export class RecordIndex {

@@ -130,7 +130,7 @@ function checkMoments(opt: AdamW, model: SpanBertForPreTraining, dir: string): v
   }
 }
 
-/** The run's config on stderr (SPEC.md: logs on stderr, data on stdout). */
+/** The run's config on stderr (docs/formats.md#conventions: logs on stderr, data on stdout). */
 function describe(run: Run, io: TrainIO): void {
   const m = run.model.config
   io.log(`config: ${JSON.stringify(run.c)}`)
@@ -218,7 +218,7 @@ function mergeTally(into: Tally, t: Tally): void {
 /**
  * One optimisation step over `accumulate` micro-batches: their gradients summed and divided by
  * their number (the mean, as one batch of all their examples would weigh them), clipped to a
- * global norm of --clip (BERT, SpanBERT: 1.0), one AdamW update (SPEC.md "Model and optimisation").
+ * global norm of --clip (BERT, SpanBERT: 1.0), one AdamW update (docs/algorithms.md#model-and-optimisation).
  */
 function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
   const ctx: ForwardContext = {training: true, rng: run.dropout}

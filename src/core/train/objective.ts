@@ -39,7 +39,7 @@ export class Tally {
 }
 
 /**
- * The loss the model minimises, from its outputs: MLM_sum/n_mlm + SBO_sum/n_sbo (SPEC.md,
+ * The loss the model minimises, from its outputs: MLM_sum/n_mlm + SBO_sum/n_sbo (docs/algorithms.md#pre-training-loss,
  * SpanBERT reference `span_bert_loss`) + NSP mean; the same terms as
  * SpanBertForPreTraining.losses (a test holds them equal), plus the argmax hits that the
  * accuracies need, in one vector so that one read brings everything to the host:

@@ -10,7 +10,7 @@ export interface AdamWOptions {
   weightDecay: number
 }
 
-/** SPEC.md: β 0.9/0.999, ε 1e-8, decoupled weight decay 0.01. */
+/** docs/algorithms.md#model-and-optimisation: β 0.9/0.999, ε 1e-8, decoupled weight decay 0.01. */
 export const ADAMW_DEFAULTS: AdamWOptions = {beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01}
 
 /**
@@ -19,7 +19,7 @@ export const ADAMW_DEFAULTS: AdamWOptions = {beta1: 0.9, beta2: 0.999, eps: 1e-8
  *   m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²
  *   p ← p − lr · (m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
  * With bias correction, like fairseq's Adam that SpanBERT trained with; BERT's TF
- * AdamWeightDecayOptimizer has none (SPEC.md says AdamW; we follow torch/fairseq).
+ * AdamWeightDecayOptimizer has none (docs/algorithms.md#model-and-optimisation; we follow torch/fairseq).
  * Moments are kept per parameter name so checkpoints can save and restore them.
  */
 export class AdamW {

@@ -21,7 +21,7 @@ export interface TrainData {
   maskerFor: (kind: DataKind) => Masker | null // blocks: dynamic masking
 }
 
-/** The model's config for a fresh run: a preset, sizes from flags over it (SPEC.md "Model"). */
+/** The model's config for a fresh run: a preset, sizes from flags over it (docs/algorithms.md#model-and-optimisation). */
 export function freshModelConfig(c: TrainConfig, vocabSize: number, padId: number): BertConfig {
   const o: Partial<BertConfig> = {objectives: parseObjectives(c.objectives), pad_token_id: padId}
   if (c.layers !== null) o.num_hidden_layers = c.layers

@@ -10,7 +10,7 @@ export const OPTIMIZER_FILE = 'optimizer.safetensors'
 export const TRAINER_STATE_FILE = 'trainer_state.json'
 
 /**
- * The checkpoint files needed to resume exactly (SPEC.md "Checkpoints"): the AdamW moments
+ * The checkpoint files needed to resume exactly (docs/formats.md#checkpoint-directory): the AdamW moments
  * (torch names exp_avg / exp_avg_sq per parameter, the step in the metadata) and the
  * trainer's own JSON state (step, data position, RNG state, …).
  */

@@ -1,6 +1,6 @@
 /**
  * Readers of GLUE task files (train/dev with labels, test without), one example per row.
- * Errors are one line, `file:line: ...` (SPEC.md conventions).
+ * Errors are one line, `file:line: ...` (docs/formats.md#conventions).
  */
 import {errorAt} from '../../stream/errors.js'
 import {readLines, type Line, type Source} from '../../stream/lines.js'
