@@ -1,22 +1,19 @@
 // `span block` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and stderr apart.
-import {spawnSync} from 'node:child_process'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {BlockPacker} from '../../src/core/data/block.js'
-import {vocab, wikiRecords} from '../core/data/helpers.js'
+import {describeData, hasData, vocab, wikiRecords} from '../core/data/helpers.js'
+import {runShell, runSpan} from '../helpers/spawn.js'
 
-const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const dir = mkdtempSync(join(tmpdir(), 'span-block-'))
 const tokens = join(dir, 'tokens.ndjson')
-const recs = wikiRecords()
+const recs = hasData ? wikiRecords() : []
 const {cls, sep} = vocab.special
 
 function span(args: string[], input?: string) {
-  const r = spawnSync('node', [bin, ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(args, {input})
 }
 
 const parse = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l))
@@ -27,7 +24,7 @@ beforeAll(() => {
   writeFileSync(tokens, [header('tokens'), ...recs.map((r) => JSON.stringify(r))].join('\n') + '\n')
 })
 
-describe('span block', () => {
+describeData('span block', () => {
   it('packs as BlockPacker does, byte for byte, and appends itself to the header', () => {
     const r = span(['block', '--len', '100', tokens])
     expect(r.stderr).toBe('')
@@ -74,9 +71,9 @@ describe('span block', () => {
   })
 
   it('ends quietly with exit 0 under | head -1', () => {
-    const r = spawnSync('bash', ['-c', `set -o pipefail; node bin/run.js block --len 64 ${tokens} | head -1`], {cwd: root, encoding: 'utf8'})
+    const r = runShell(`node bin/run.js block --len 64 ${tokens} | head -1`)
     expect(r.stderr).toBe('')
-    expect(r.status).toBe(0)
+    expect(r.code).toBe(0)
     expect(JSON.parse(r.stdout).kind).toBe('blocks')
   })
 })

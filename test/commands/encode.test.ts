@@ -1,10 +1,10 @@
 // `span encode` as a user runs it (dist/ must be built), stdout and stderr apart.
-import {spawnSync} from 'node:child_process'
 import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {saveCheckpoint} from '../../src/core/model/checkpoint.js'
 import {fmt, hiddenStates, parseLayers} from '../../src/core/model/encode.js'
@@ -14,7 +14,6 @@ import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-encode-'))
 const ckpt = join(tmp, 'ckpt')
 const blocks = join(tmp, 'blocks.ndjson')
@@ -22,8 +21,7 @@ let model: SpanBertForPreTraining
 
 function span(args: string[], input?: string) {
   const model = args.includes('--model') ? [] : ['--model', ckpt]
-  const r = spawnSync('node', [bin, 'encode', ...model, '--backend', 'wasm', ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['encode', ...model, '--backend', 'wasm', ...args], {input})
 }
 const parse = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l))
 /** stdout records of a run that must succeed (its stderr shown if it does not). */

@@ -1,14 +1,17 @@
 // `span eval glue` and `span eval compare` as spawned processes (build first: npm run build,
 // which also writes oclif.manifest.json), stdout and stderr asserted separately.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
+import {describeShared, sharedPath} from '../helpers/shared-data.js'
+
+const describe = describeShared('glue')
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const DATA = join(ROOT, '..', 'shared', 'data', 'glue')
+const DATA = sharedPath('glue')
 const RTE = join(DATA, 'RTE', 'dev.tsv')
 const dir = mkdtempSync(join(tmpdir(), 'span-eval-glue-'))
 
@@ -19,8 +22,7 @@ interface Run {
 }
 
 function span(args: string[]): Run {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'run.js'), 'eval', ...args], {cwd: dir, encoding: 'utf8', timeout: 60_000})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['eval', ...args], {cwd: dir, timeout: 60_000})
 }
 
 /** The gold column of a labelled file (last column), data rows only. */

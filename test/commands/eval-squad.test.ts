@@ -4,12 +4,15 @@ import {runCommand} from '@oclif/test'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterEach, expect, it} from 'vitest'
+import {describeShared, sharedPath} from '../helpers/shared-data.js'
+
+const describe = describeShared('squad/xquad.en.json', 'squad/squad-v2.0-dev-subset-normans-rhine.json')
 
 const root = join(__dirname, '..', '..')
 const tmp = mkdtempSync(join(tmpdir(), 'span-eval-squad-'))
-const XQUAD = join(root, '..', 'shared', 'data', 'squad', 'xquad.en.json')
-const RHINE = join(root, '..', 'shared', 'data', 'squad', 'squad-v2.0-dev-subset-normans-rhine.json')
+const XQUAD = sharedPath('squad', 'xquad.en.json')
+const RHINE = sharedPath('squad', 'squad-v2.0-dev-subset-normans-rhine.json')
 // ignoreManifest: a stale oclif.manifest.json in a working tree must not hide the command
 const run = (args: string[]) => runCommand(['eval', 'squad', ...args], {root, ignoreManifest: true} as never)
 const golden = (name: string) => JSON.parse(readFileSync(join(root, 'fixtures', 'squad', name), 'utf8')).cases

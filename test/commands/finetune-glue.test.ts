@@ -1,11 +1,12 @@
 // `span finetune glue` as a user runs it (dist/ must be built): a couple of steps with Span
 // Fine-tuning from a span pre-training checkpoint on a handful of MRPC rows, then `span predict
 // glue` and `span eval glue` on its output; bad TSVs and a bad dictionary are one-line errors.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
+import {describeShared, sharedPath} from '../helpers/shared-data.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {saveCheckpoint} from '../../src/core/model/checkpoint.js'
 import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
@@ -13,9 +14,10 @@ import {headerLine} from '../../src/core/text/ngrams.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
 
+const describe = describeShared('glue/MRPC')
+
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
-const MRPC = join(root, '..', 'shared', 'data', 'glue', 'MRPC')
+const MRPC = sharedPath('glue', 'MRPC')
 const tmp = mkdtempSync(join(tmpdir(), 'span-finetune-glue-'))
 const ckpt = join(tmp, 'pre')
 const train = join(tmp, 'train.tsv')
@@ -24,8 +26,7 @@ const dict = join(tmp, 'ngrams.txt')
 const small = ['--max-len', '32', '--batch-size', '4', '--epochs', '1', '--lr', '1e-3', '--log-every', '1', '--backend', 'wasm']
 
 function span(args: string[]) {
-  const r = spawnSync('node', [bin, ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(args)
 }
 const head = (path: string, n: number) => readFileSync(path, 'utf8').split('\n').slice(0, n).join('\n') + '\n'
 

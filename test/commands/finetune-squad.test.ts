@@ -1,10 +1,10 @@
 // `span finetune squad` as a user runs it (dist/ must be built): a few steps on a handful of
 // questions, the checkpoint's files and keys, and bad input that leaves nothing behind.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {saveCheckpoint} from '../../src/core/model/checkpoint.js'
 import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
@@ -14,15 +14,13 @@ import {fixtureVocab} from '../core/train/helpers.js'
 import {context, qas, squad} from './squad-fixture.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-finetune-squad-'))
 const ckpt = join(tmp, 'pre')
 const train = join(tmp, 'train.json')
 const small = ['--max-len', '32', '--doc-stride', '8', '--max-query-len', '8', '--batch-size', '4', '--backend', 'wasm']
 
 function span(args: string[]) {
-  const r = spawnSync('node', [bin, 'finetune', 'squad', ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['finetune', 'squad', ...args])
 }
 const records = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
 

@@ -1,10 +1,10 @@
-import {spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 import {EXAMPLE_A, EXAMPLE_B, VOCAB} from '../core/data/inspect-fixtures.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -32,8 +32,7 @@ interface Run {
 }
 
 function span(args: string[], input: string | Buffer = ''): Run {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'run.js'), 'inspect', ...args], {input, cwd: dir, encoding: 'utf8', timeout: 60_000})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['inspect', ...args], {input, cwd: dir, timeout: 60_000})
 }
 
 beforeAll(() => {
@@ -65,8 +64,8 @@ describe('span inspect', () => {
   it('reads a file argument and finds a relative header vocabulary beside it', () => {
     const file = join(dir, 'rel.ndjson')
     writeFileSync(file, ndjson({...HEADER, vocab: {...HEADER.vocab, path: 'vocab.txt'}}, EXAMPLE_A))
-    const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'run.js'), 'inspect', '--json', file], {cwd: ROOT, encoding: 'utf8'})
-    expect([r.status, r.stderr]).toEqual([0, ''])
+    const r = runSpan(['inspect', '--json', file])
+    expect([r.code, r.stderr]).toEqual([0, ''])
     expect(JSON.parse(r.stdout).masking.spanLength.unit).toBe('words')
   })
 

@@ -1,27 +1,23 @@
 // `span mask` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and stderr apart.
-import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
 import {maskBudget} from '../../src/core/data/mask.js'
-import {VOCAB_PATH, vocab, wikiRecords} from '../core/data/helpers.js'
+import {VOCAB_PATH, describeData, vocab, wikiRecords} from '../core/data/helpers.js'
+import {runShell, runSpan} from '../helpers/spawn.js'
 
-const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const dir = mkdtempSync(join(tmpdir(), 'span-mask-'))
 const tokens = join(dir, 'tokens.ndjson')
 const blocks = join(dir, 'blocks.ndjson')
 const {cls, sep} = vocab.special
 
 function span(args: string[], input?: string | Buffer) {
-  const r = spawnSync('node', [bin, ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(args, {input})
 }
 
 function sh(script: string) {
-  const r = spawnSync('bash', ['-c', `set -o pipefail; ${script}`], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runShell(script)
 }
 
 const parse = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l))
@@ -36,7 +32,7 @@ beforeAll(() => {
   writeFileSync(blocks, r.stdout)
 })
 
-describe('span mask', () => {
+describeData('span mask', () => {
   for (const scheme of ['span', 'subword', 'whole-word']) {
     it(`--scheme ${scheme}: exactly ceil(0.15·n) targets per block, header appended`, () => {
       const r = span(['mask', '--scheme', scheme, '--seed', '3', blocks])
@@ -114,7 +110,7 @@ describe('span mask', () => {
   })
 })
 
-describe('span mask on bad input: one line naming source and line, non-zero exit', () => {
+describeData('span mask on bad input: one line naming source and line, non-zero exit', () => {
   const good = `{"doc":0,"ids":[${cls},1109,${sep}]}`
   const cases: Array<[string, string | Buffer, RegExp]> = [
     ['invalid JSON', `${blockHeader()}\n${good}\n{"doc":0,"ids":[1,2\n`, /^span mask: stdin:3: invalid JSON/],

@@ -1,11 +1,12 @@
 // `span predict glue` (dist/ must be built) on checkpoints saved in-process: a test file without
 // labels (indices from its index column), STS-B scores with three decimals into a file, and a
 // model whose head does not fit the task.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
+import {describeShared, sharedPath} from '../helpers/shared-data.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {BertForSequenceClassification, type HeadConfig} from '../../src/core/model/classifier.js'
 import {type GlueFinetuneConfig, saveGlueCheckpoint} from '../../src/core/tasks/glue/train.js'
@@ -13,14 +14,14 @@ import {GLUE_TASKS, type GlueTaskName} from '../../src/core/tasks/glue/tasks.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
 
+const describe = describeShared('glue/STS-B')
+
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
-const STSB = join(root, '..', 'shared', 'data', 'glue', 'STS-B')
+const STSB = sharedPath('glue', 'STS-B')
 const tmp = mkdtempSync(join(tmpdir(), 'span-predict-glue-'))
 
 function span(args: string[]) {
-  const r = spawnSync('node', [bin, 'predict', 'glue', ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['predict', 'glue', ...args])
 }
 
 /** A random model for `task` saved as `span finetune glue` saves its best checkpoint. */

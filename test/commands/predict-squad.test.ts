@@ -1,10 +1,10 @@
 // `span predict squad` as a user runs it (dist/ must be built): the files of run_squad's
 // write_predictions with their keys, v2.0's null_odds.json, and bad input that writes nothing.
-import {spawnSync} from 'node:child_process'
 import {copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {writeFilesAtomically} from '../../src/core/model/checkpoint.js'
 import {BertForQuestionAnswering, qaModelFiles} from '../../src/core/model/qa.js'
@@ -13,15 +13,13 @@ import {fixtureVocab} from '../core/train/helpers.js'
 import {context, qas, squad} from './squad-fixture.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-predict-squad-'))
 const model = join(tmp, 'qa')
 const v1 = join(tmp, 'v1.json')
 const v2 = join(tmp, 'v2.json')
 
 function span(args: string[], dir = model) {
-  const r = spawnSync('node', [bin, 'predict', 'squad', '--model', dir, '--backend', 'wasm', '--batch-size', '3', ...args], {cwd: root, encoding: 'utf8'})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['predict', 'squad', '--model', dir, '--backend', 'wasm', '--batch-size', '3', ...args])
 }
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'))
 

@@ -1,11 +1,11 @@
 // `span pretrain` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and
 // stderr apart. Tiny shapes (1 layer, hidden 16, batch 2) on the wasm backend: seconds per run.
-import {spawnSync} from 'node:child_process'
 import {cpSync, mkdtempSync, readFileSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {loadNative} from '../../src/core/engine/native.js'
 import {loadCheckpoint} from '../../src/core/model/checkpoint.js'
@@ -21,8 +21,7 @@ const pairs = join(tmp, 'pairs.ndjson')
 const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--batch-size', '2', '--backend', 'wasm', '--seed', '4', '--lr', '1e-3']
 
 function span(args: string[], input?: string) {
-  const r = spawnSync('node', [bin, ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(args, {input})
 }
 
 const records = (stdout: string) => stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)

@@ -1,10 +1,10 @@
 // `span segment-ngrams` as a spawned process (build first: npm run build), stdout and stderr apart.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {runSpan} from '../helpers/spawn.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const dir = mkdtempSync(join(tmpdir(), 'span-segment-ngrams-'))
@@ -16,8 +16,7 @@ interface Run {
 }
 
 function span(args: string[], input = ''): Run {
-  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'run.js'), ...args], {input, cwd: dir, encoding: 'utf8', timeout: 60_000})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(args, {input, cwd: dir, timeout: 60_000})
 }
 
 const CORPUS = 'New York City is big.\nI love New York City and new york.\n\nThe New York Times, New York.\n'

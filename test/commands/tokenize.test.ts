@@ -1,26 +1,25 @@
 // `span tokenize` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and stderr apart.
-import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {WordPieceTokenizer} from '../../src/core/text/tokenizer.js'
 import {DEFAULT_VOCAB, loadVocab} from '../../src/core/text/vocab.js'
 import {VOCABS, WIKITEXT_VALID} from '../core/text/tokenizer-oracle.js'
+import {describeShared, ifShared} from '../helpers/shared-data.js'
+import {BIN as bin, runShell, runSpan} from '../helpers/spawn.js'
 
-const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
+const describe = describeShared('vocab/bert-base-cased.txt', 'vocab/bert-base-uncased.txt', 'wikitext/wikitext-2.valid.txt')
+
 const dir = mkdtempSync(join(tmpdir(), 'span-tokenize-'))
-const cased = new WordPieceTokenizer(loadVocab(VOCABS.cased), {lowercase: false})
+const cased = ifShared(['vocab/bert-base-cased.txt'], () => new WordPieceTokenizer(loadVocab(VOCABS.cased), {lowercase: false}))
 
 function span(args: string[], input?: string | Buffer) {
-  const r = spawnSync('node', [bin, 'tokenize', ...args], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runSpan(['tokenize', ...args], {input})
 }
 
 function sh(script: string) {
-  const r = spawnSync('bash', ['-c', `set -o pipefail; ${script}`], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runShell(script)
 }
 
 const parse = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l))

@@ -1,17 +1,16 @@
 // Real pipes: bin/run.js processes joined by a shell, as a user types them (`npm test` builds dist/ first).
-import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {runShell} from '../helpers/spawn.js'
 
 const root = join(__dirname, '..', '..')
 const span = `node ${join(root, 'bin', 'run.js')}`
 const corpus = join(root, 'fixtures', 'corpus.txt')
 
 function sh(script: string, input = '') {
-  const r = spawnSync('bash', ['-c', `set -o pipefail; ${script}`], {cwd: root, input, encoding: 'utf8', maxBuffer: 1 << 28})
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+  return runShell(script, {input})
 }
 
 const lines = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l))

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {BlockPacker, writeBlock, writePairBlock} from '../../../src/core/data/block.js'
 import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import type {TokenRecord} from '../../../src/core/data/records.js'
-import {vocab, wikiRecords} from './helpers.js'
+import {describeData, vocab, wikiRecords} from './helpers.js'
 
 const {cls, sep} = vocab.special
 
@@ -17,7 +17,7 @@ function append(m: Map<number, number[]>, doc: number, ids: number[]): void {
   m.set(doc, list)
 }
 
-describe('BlockPacker (plain blocks)', () => {
+describeData('BlockPacker (plain blocks)', () => {
   const recs = wikiRecords()
 
   for (const len of [16, 128, 512]) {

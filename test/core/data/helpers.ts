@@ -1,6 +1,7 @@
 /**
  * Test data for the data-stage tests: WikiText-2 (valid) from ../shared/data, tokenized with the
- * cased BERT vocabulary and packed into blocks. Never copied into the repository.
+ * cased BERT vocabulary and packed into blocks. Never copied into the repository. Without it the
+ * suites are skipped (describeData) and `vocab` is the fixtures' vocabulary, so importing never throws.
  */
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
@@ -10,12 +11,18 @@ import {Unigram} from '../../../src/core/data/unigram.js'
 import type {TokenRecord} from '../../../src/core/data/records.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab, type Vocab} from '../../../src/core/text/vocab.js'
+import {SHARED_DATA, describeShared, missingShared} from '../../helpers/shared-data.js'
 
-export const SHARED = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'data')
+export const SHARED = SHARED_DATA
 export const WIKI_VALID = join(SHARED, 'wikitext', 'wikitext-2.valid.txt')
 export const VOCAB_PATH = join(SHARED, 'vocab', 'bert-base-cased.txt')
 
-export const vocab: Vocab = loadVocab(VOCAB_PATH)
+const NEEDS = ['wikitext/wikitext-2.valid.txt', 'vocab/bert-base-cased.txt']
+/** describe for suites that read WikiText-2 or the cased vocabulary: skipped with the reason when absent. */
+export const describeData = describeShared(...NEEDS)
+export const hasData = missingShared(...NEEDS) === null
+
+export const vocab: Vocab = loadVocab(hasData ? VOCAB_PATH : join(import.meta.dirname, '..', '..', '..', 'fixtures', 'vocab.txt'))
 
 /** The project's BERT tokenizer (cased, as the vocabulary). */
 const tokenizer = new WordPieceTokenizer(vocab, {lowercase: false})

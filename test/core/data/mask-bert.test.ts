@@ -1,9 +1,9 @@
 import {describe, expect, it} from 'vitest'
 import {maskBudget, type MaskOptions} from '../../../src/core/data/mask.js'
 import {Rng} from '../../../src/core/data/rng.js'
-import {checkExample, isWordEnd, isWordStart, maskable, masker, vocab, wikiBlocks} from './helpers.js'
+import {checkExample, describeData, hasData, isWordEnd, isWordStart, maskable, masker, vocab, wikiBlocks} from './helpers.js'
 
-const blocks = [...wikiBlocks(512), ...wikiBlocks(128)]
+const blocks = hasData ? [...wikiBlocks(512), ...wikiBlocks(128)] : []
 const opts = (scheme: MaskOptions['scheme']): MaskOptions => ({scheme, ratio: 0.15, p: 0.2, maxSpan: 10})
 
 /** Masks every block; checks the shared promises; returns the per-token decision counts. */
@@ -32,7 +32,7 @@ function expectProportions(counts: number[]): void {
   expect(Math.abs(counts[2] / total - 0.1)).toBeLessThan(tol)
 }
 
-describe('subword masking (BERT)', () => {
+describeData('subword masking (BERT)', () => {
   it('masks exactly ceil(0.15·n) tokens, each its own span, 80/10/10 per token', () => {
     let adjacent = 0
     const counts = maskAll('subword', 1, (_ids, pos) => {
@@ -59,7 +59,7 @@ describe('subword masking (BERT)', () => {
   })
 })
 
-describe('whole-word masking', () => {
+describeData('whole-word masking', () => {
   it('masks exactly ceil(0.15·n) tokens covering whole words, but for one cut word per block', () => {
     let partial = 0
     const counts = maskAll('whole-word', 3, (ids, pos) => {

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {maskBudget, type MaskOptions} from '../../../src/core/data/mask.js'
 import {SpanLengthSampler} from '../../../src/core/data/mask-span.js'
 import {Rng} from '../../../src/core/data/rng.js'
-import {checkExample, isWordEnd, isWordStart, maskable, masker, mv, vocab, wikiBlocks} from './helpers.js'
+import {checkExample, describeData, isWordEnd, isWordStart, maskable, masker, mv, vocab, wikiBlocks} from './helpers.js'
 
 const SPAN: MaskOptions = {scheme: 'span', ratio: 0.15, p: 0.2, maxSpan: 10}
 
@@ -51,7 +51,7 @@ describe('maskBudget', () => {
   })
 })
 
-describe('span masking on WikiText-2 blocks', () => {
+describeData('span masking on WikiText-2 blocks', () => {
   const blocks = [...wikiBlocks(512), ...wikiBlocks(128)]
   const m = masker(SPAN, blocks)
 
@@ -127,7 +127,7 @@ describe('span masking on WikiText-2 blocks', () => {
   })
 })
 
-describe('span masking edge cases', () => {
+describeData('span masking edge cases', () => {
   const {cls, sep, unk} = vocab.special
   const word = vocab.ids.get('the')!
   const piece = vocab.ids.get('##s')!

@@ -4,7 +4,7 @@ import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import {MaskStream} from '../../../src/core/data/mask-stream.js'
 import {Rng} from '../../../src/core/data/rng.js'
 import {Unigram} from '../../../src/core/data/unigram.js'
-import {mv, vocab} from './helpers.js'
+import {describeData, mv, vocab} from './helpers.js'
 
 const {cls, sep} = vocab.special
 const X = vocab.ids.get('apple')!
@@ -30,7 +30,7 @@ function run(blocks: number[][], prefix: number, seed = 1) {
 const drawn = (rec: {ids: number[]; spans: [number, number, string][]}) =>
   rec.spans.filter((s) => s[2] === 'random').flatMap(([s, e]) => rec.ids.slice(s, e + 1))
 
-describe('MaskStream', () => {
+describeData('MaskStream', () => {
   // one block of X, then many of Y: the estimate decides what random replacements the first block gets
   const blocks = [[cls, ...Array(200).fill(X), sep], ...Array.from({length: 50}, () => [cls, ...Array(200).fill(Y), sep])]
 

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {PairMaker, RecentDocs, truncatePair, type PairBlock} from '../../../src/core/data/pairs.js'
 import type {TokenRecord} from '../../../src/core/data/records.js'
 import {Rng} from '../../../src/core/data/rng.js'
-import {vocab, wikiRecords} from './helpers.js'
+import {describeData, vocab, wikiRecords} from './helpers.js'
 
 const {cls, sep} = vocab.special
 const STRIDE = 100_000 // synthetic id = doc·STRIDE + position in the document (+ 1000, clear of the special ids)
@@ -51,7 +51,7 @@ function contiguous(seg: number[]): {doc: number; start: number; end: number} {
   return {doc: first.doc, start: first.pos, end: first.pos + seg.length - 1}
 }
 
-describe('PairMaker (BERT NSP pairs)', () => {
+describeData('PairMaker (BERT NSP pairs)', () => {
   for (const len of [16, 64, 128]) {
     it(`at --len ${len}: layout, segments, and a next label that matches the text`, () => {
       const pairs = makePairs(syntheticDocs(150, len), len, 1)

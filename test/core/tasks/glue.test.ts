@@ -2,7 +2,8 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {openSource} from '../../../src/core/stream/lines.js'
 import {
   GLUE_TASKS,
@@ -18,8 +19,10 @@ import {
   type GlueTask,
 } from '../../../src/core/tasks/glue/index.js'
 
+const describe = describeShared('glue')
+
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-const DATA = join(ROOT, '..', 'shared', 'data', 'glue')
+const DATA = sharedPath('glue')
 const tmp = mkdtempSync(join(tmpdir(), 'span-glue-'))
 let fileNo = 0
 

@@ -1,12 +1,15 @@
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {SHARED_DATA, describeShared, ifShared} from '../../helpers/shared-data.js'
 import {SquadFeaturizer, bestIndexes, decodeQuestion, getFinalText, softmax, spanText, type FeatureLogits, type SquadExample, type SquadFeature} from '../../../src/core/tasks/squad/index.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 
-const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data')
-const cased = new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false})
-const uncased = new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-uncased.txt')), {lowercase: true})
+const describe = describeShared('vocab/bert-base-cased.txt', 'vocab/bert-base-uncased.txt', 'squad')
+
+const DATA = SHARED_DATA
+const cased = ifShared(['vocab/bert-base-cased.txt'], () => new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false}))
+const uncased = ifShared(['vocab/bert-base-uncased.txt'], () => new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-uncased.txt')), {lowercase: true}))
 const basic = (t: string) => cased.basic(t)
 
 const CONTEXT = 'Rollo was a Viking leader. He founded Normandy in 911 and ruled it until 927.'

@@ -1,12 +1,15 @@
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {SHARED_DATA, describeShared, ifShared} from '../../helpers/shared-data.js'
 import {SquadFeaturizer, answerWords, docSpans, improveAnswerSpan, isMaxContext, splitDoc, tokenizeDoc, type SquadExample} from '../../../src/core/tasks/squad/index.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 
-const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data')
-const vocab = loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt'))
-const tok = new WordPieceTokenizer(vocab, {lowercase: false})
+const describe = describeShared('vocab/bert-base-cased.txt', 'squad')
+
+const DATA = SHARED_DATA
+const vocab = ifShared(['vocab/bert-base-cased.txt'], () => loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')))
+const tok = ifShared(['vocab/bert-base-cased.txt'], () => new WordPieceTokenizer(vocab, {lowercase: false}))
 
 const example = (context: string, answer: string | null, question = 'Who founded Normandy?'): SquadExample => ({
   id: 'q1',

@@ -2,14 +2,17 @@
 // SQuAD 2.0 subset, the answer's token span in every window that holds it, mapped back to text by
 // the decoder's own spanText, gives the gold text again (BERT cased vocabulary, cased tokenizer).
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {SHARED_DATA, describeShared, ifShared} from '../../helpers/shared-data.js'
 import {normalizeAnswer} from '../../../src/core/metrics/squad.js'
 import {SquadFeaturizer, readSquadFile, spanText, type SquadDataset} from '../../../src/core/tasks/squad/index.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 
-const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data')
-const tok = new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false})
+const describe = describeShared('vocab/bert-base-cased.txt', 'squad')
+
+const DATA = SHARED_DATA
+const tok = ifShared(['vocab/bert-base-cased.txt'], () => new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false}))
 const basic = (t: string) => tok.basic(t)
 
 interface Tally {

@@ -1,10 +1,13 @@
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {collectOutputs, detectVersion, jsonErrorAt, objectKeysInFileOrder, parseJsonText, parseSquad, readNaProbsFile, readSquadFile, writeSquadOutputs, type QuestionPrediction} from '../../../src/core/tasks/squad/index.js'
 
-const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'squad')
+const describe = describeShared('squad')
+
+const DATA = sharedPath('squad')
 const tmp = mkdtempSync(join(tmpdir(), 'span-squad-read-'))
 
 const squad = (qas: unknown[], context = 'Rollo founded Normandy in 911.', extra = {}) => ({version: '1.1', ...extra, data: [{title: 'T', paragraphs: [{context, qas}]}]})

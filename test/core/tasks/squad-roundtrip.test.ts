@@ -4,14 +4,17 @@
 import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {SHARED_DATA, describeShared, ifShared} from '../../helpers/shared-data.js'
 import {evaluateV1, evaluateV2} from '../../../src/core/metrics/squad.js'
 import {SquadFeaturizer, collectOutputs, decodeQuestion, readNaProbsFile, readPredictionsFile, readSquadFile, writeSquadOutputs, type FeatureLogits, type SquadDataset, type SquadFeature} from '../../../src/core/tasks/squad/index.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 
-const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data')
-const tok = new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false})
+const describe = describeShared('vocab/bert-base-cased.txt', 'squad')
+
+const DATA = SHARED_DATA
+const tok = ifShared(['vocab/bert-base-cased.txt'], () => new WordPieceTokenizer(loadVocab(join(DATA, 'vocab', 'bert-base-cased.txt')), {lowercase: false}))
 
 /** Logits that are sure of a feature's label: 10 at start/end, [CLS] 10 only when the label is [CLS]. */
 function oracle(f: SquadFeature): FeatureLogits {

@@ -3,6 +3,7 @@
 // BertNormalizer + BertPreTokenizer + WordPiece(`[UNK]`, `##`, 100 chars), no special tokens.
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
+import {SHARED_DATA} from '../../helpers/shared-data.js'
 
 const require = createRequire(import.meta.url)
 
@@ -30,7 +31,7 @@ interface Tokenizers {
 
 const tk = require('tokenizers') as Tokenizers
 
-export const DATA = join(__dirname, '..', '..', '..', '..', 'shared', 'data')
+export const DATA = SHARED_DATA
 export const VOCABS = {
   cased: join(DATA, 'vocab', 'bert-base-cased.txt'),
   uncased: join(DATA, 'vocab', 'bert-base-uncased.txt'),

@@ -4,15 +4,18 @@
 // BMP code point and a sample of astral ones in context.
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
 import {REORDER, SURVIVORS} from '../../../src/core/text/tables/chars.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 import {VOCABS, WIKITEXT_VALID, oracle, type Oracle} from './tokenizer-oracle.js'
+import {describeShared, ifShared} from '../../helpers/shared-data.js'
+
+const describe = describeShared('vocab/bert-base-cased.txt', 'vocab/bert-base-uncased.txt', 'wikitext/wikitext-2.valid.txt')
 
 const ADVERSARIAL = join(__dirname, '..', '..', 'fixtures-golden', 'tokenizer-adversarial.jsonl')
 const adversarial: string[] = readFileSync(ADVERSARIAL, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l))
-const wikiBytes = readFileSync(WIKITEXT_VALID)
+const wikiBytes = ifShared(['wikitext/wikitext-2.valid.txt'], () => readFileSync(WIKITEXT_VALID))
 
 /** The lines of a buffer as byte ranges, framed like readLineBatches (no trailing empty line). */
 function byteLines(buf: Buffer): [number, number][] {

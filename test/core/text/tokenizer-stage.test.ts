@@ -9,6 +9,7 @@ import {DocCounter, docStartPattern, tokenizeJsonl, tokenizeText} from '../../..
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab} from '../../../src/core/text/vocab.js'
 import {VOCABS} from './tokenizer-oracle.js'
+import {describeShared} from '../../helpers/shared-data.js'
 
 /** A source that delivers `chunks` as separate reads (to cut lines and characters apart). */
 function source(chunks: (string | Buffer)[], name = 'stdin'): Source {
@@ -115,7 +116,7 @@ async function collect(run: (w: LineWriter) => Promise<void>): Promise<Record<st
   return out === '' ? [] : out.trimEnd().split('\n').map((l) => JSON.parse(l))
 }
 
-describe('tokenize stages', () => {
+describeShared('vocab/bert-base-cased.txt')('tokenize stages', () => {
   const tok = new WordPieceTokenizer(loadVocab(VOCABS.cased), {lowercase: false})
 
   it('raw text: a record per non-blank line, ids [] for a line of control chars', async () => {

@@ -7,6 +7,9 @@ import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {loadVocab, type Vocab} from '../../../src/core/text/vocab.js'
 import {WordTable, wordPiece} from '../../../src/core/text/wordpiece.js'
 import {VOCABS} from './tokenizer-oracle.js'
+import {describeShared} from '../../helpers/shared-data.js'
+
+const describeVocabs = describeShared('vocab/bert-base-cased.txt', 'vocab/bert-base-uncased.txt')
 
 const dir = mkdtempSync(join(tmpdir(), 'span-tok-'))
 
@@ -20,7 +23,7 @@ function vocabOf(tokens: string[], name = 'v.txt'): Vocab {
 // google-research/bert tokenization_test.py, test_wordpiece_tokenizer
 const google = vocabOf(['want', '##want', '##ed', 'wa', 'un', 'runn', '##ing', ',', '!'], 'google.txt')
 
-describe('WordPiece (greedy longest match first)', () => {
+describeVocabs('WordPiece (greedy longest match first)', () => {
   const tok = new WordPieceTokenizer(google, {lowercase: true})
 
   it('splits into pieces with ## continuations, as the reference test does', () => {
@@ -60,7 +63,7 @@ describe('WordPiece (greedy longest match first)', () => {
   })
 })
 
-describe('BasicTokenizer', () => {
+describeVocabs('BasicTokenizer', () => {
   // tokenization_test.py test_basic_tokenizer_lower / _no_lower / test_chinese
   it('lowercases, strips accents and splits punctuation when uncased', () => {
     const tok = new WordPieceTokenizer(google, {lowercase: true})

@@ -1,10 +1,13 @@
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
+import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {DEFAULT_VOCAB, loadVocab} from '../../../src/core/text/vocab.js'
 
-const SHARED = join(__dirname, '..', '..', '..', '..', 'shared', 'data', 'vocab')
+const describe = describeShared('vocab/bert-base-cased.txt', 'vocab/bert-base-uncased.txt')
+
+const SHARED = sharedPath('vocab')
 
 describe('loadVocab', () => {
   it('reads Google BERT vocabularies: ids, special tokens, casing', () => {
