@@ -9,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {SpanError} from '../stream/errors.js'
 import type {EncoderHostBatch} from './batch.js'
 import {BertEncoder, BertPooler} from './bert.js'

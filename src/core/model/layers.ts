@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {dropoutFast} from '../engine/native-ops.js'
-import type {Rng} from '../data/rng.js'
+import type {Rng} from '../util/rng.js'
 import {layerNormFused, linearFused} from '../engine/fused.js'
 import {matMulNN} from '../engine/matmul.js'
 import type {ParamStore} from './params.js'

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {SpanError} from '../stream/errors.js'
 
 /** How a parameter starts (BERT's init_bert_weights: N(0, initializer_range), zero biases, LayerNorm 1/0). */

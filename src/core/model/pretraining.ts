@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {SpanError} from '../stream/errors.js'
 import type {Batch} from './batch.js'
 import {BertEncoder, BertPooler} from './bert.js'

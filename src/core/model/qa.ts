@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import type {EncoderHostBatch} from './batch.js'
 import {BertEncoder} from './bert.js'
 import {CONFIG_FILE, type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, paramsFromTensors, paramsToHost, readConfig} from './checkpoint.js'

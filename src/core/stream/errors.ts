@@ -1,15 +1,5 @@
-/** An error a user caused (bad input, bad flags): printed as one line, never with a stack. */
-export class SpanError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
-    super(message)
-    this.name = 'SpanError'
-  }
-}
-
-/** `source:line: message`, the ndjson-cli convention for errors that point into an input. */
-export function errorAt(source: string, line: number, message: string): SpanError {
-  return new SpanError(`${source}:${line}: ${message}`)
-}
+// SpanError and errorAt live in core/util (a leaf every area may import); re-exported here.
+export {SpanError, errorAt} from '../util/errors.js'
 
 /** Thrown when the reader downstream went away (`| head`): the command ends quietly with 0. */
 export class PipeClosed extends Error {

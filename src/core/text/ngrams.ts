@@ -12,7 +12,7 @@
  */
 import {Pre, preClass} from './chars.js'
 import {BasicScanner} from './basic.js'
-import type {Rng} from '../data/rng.js'
+import type {Rng} from '../util/rng.js'
 import {errorAt} from '../stream/errors.js'
 import {readLines, type Source} from '../stream/lines.js'
 

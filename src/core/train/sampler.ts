@@ -1,4 +1,4 @@
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 
 /** murmur3's finaliser: a 32-bit mix in which every input bit affects every output bit. */
 function fmix32(h: number): number {

@@ -1,0 +1,12 @@
+/** An error a user caused (bad input, bad flags): printed as one line, never with a stack. */
+export class SpanError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message)
+    this.name = 'SpanError'
+  }
+}
+
+/** `source:line: message`, the ndjson-cli convention for errors that point into an input. */
+export function errorAt(source: string, line: number, message: string): SpanError {
+  return new SpanError(`${source}:${line}: ${message}`)
+}
