@@ -93,7 +93,7 @@ napi_value Probe(napi_env env, napi_callback_info info) {
   span_cuda::Opened nvrtc = open(env, result, argv[0], "nvrtc");
   span_cuda::Opened lt = open(env, result, argv[0], "cublasLt");
   span_cuda::DeviceInfo d;
-  if (!cuda.handle) d.error = "libcuda.so.1 (the NVIDIA driver) is not found: " + cuda.error;
+  if (!cuda.handle) d.error = "no NVIDIA driver (" + cuda.error + ")";
   else d = span_cuda::queryDevice(cuda.handle, ordinal);
   setDevice(env, result, d);
   set(env, result, "nvrtcVersion", span_cuda::nvrtcVersion(nvrtc.handle));
