@@ -3,15 +3,19 @@ import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm'
 import {createRequire} from 'node:module'
 import {dirname, join, sep} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {cudaStatus} from './cuda/status.js'
 import {setNativeKernelsEnabled, startNative} from './native.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
-export const BACKEND_CHOICES = ['auto', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
+export const BACKEND_CHOICES = ['auto', 'cuda', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
 export type BackendChoice = (typeof BACKEND_CHOICES)[number]
 export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
 
-/** Fastest first: libtensorflow (GPU, CPU), then our Node-API kernels over BLAS, then wasm. */
-export const AUTO_ORDER: readonly ConcreteBackend[] = ['tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu']
+/**
+ * Fastest first: span's own GPU backend (cuda, where a GPU and its libraries work), libtensorflow
+ * (GPU, CPU), then our Node-API kernels over BLAS, then wasm.
+ */
+export const AUTO_ORDER: readonly ConcreteBackend[] = ['cuda', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu']
 
 export interface BackendInfo {
   /** the backend asked for, resolved (never 'auto') */
@@ -64,6 +68,8 @@ function quietCpuBanner(): void {
 async function startBackend(name: ConcreteBackend, threads?: number): Promise<string | null> {
   try {
     switch (name) {
+      case 'cuda':
+        return startCuda()
       case 'tensorflow-gpu':
         return await startNode('@tensorflow/tfjs-node-gpu')
       case 'tensorflow':
@@ -79,6 +85,15 @@ async function startBackend(name: ConcreteBackend, threads?: number): Promise<st
   } catch (err) {
     return (err as Error).message.split('\n')[0]
   }
+}
+
+/**
+ * The cuda backend (src/core/engine/cuda/): null once it runs, else the one-line reason
+ * (no driver or GPU, a library missing, or its kernels not there yet).
+ */
+function startCuda(): string | null {
+  const s = cudaStatus()
+  return s.available ? null : s.detail
 }
 
 /**

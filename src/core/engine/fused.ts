@@ -1,113 +1,47 @@
 import * as tf from '@tensorflow/tfjs'
-import {f32, gradValues, i32} from './cpu-values.js'
-import {nativeAddon} from './native.js'
-import type {NativeAddon} from './native-kernels.js'
-import {nativeActive} from './native-ops.js'
-import {allocF32, releaseF32} from './native-pool.js'
+import {FUSED_KERNELS as K, runFused, setupFusedKernels} from './fused-kernels.js'
+import {nativeRuns} from './fused-native.js'
 
 /**
- * Fused layers of the `native` backend (native/src/fused.cc), each a tf.customGrad op whose
- * forward and backward are one addon call instead of a chain of kernels: nn.Linear (+ GeLU),
- * LayerNorm, multi-head self-attention, summed softmax cross-entropy, and the squared global
- * gradient norm. Each returns null where it cannot run (another backend, a dtype or storage it
- * does not take), and the caller computes the composite tfjs formula instead (src/core/model/
- * layers.ts, bert.ts, loss.ts); tests hold the two to float32 agreement.
+ * The fused layers as ops: each is one call of a named kernel (fused-kernels.ts) with its
+ * gradient registered, whatever the backend: the native backend runs one addon call each way
+ * (native/src/fused.cc), the others the composite formula (fused-composite.ts). The model
+ * (src/core/model) and the trainer (src/core/train) call only these.
  */
-
-function addonIfActive(): NativeAddon | null {
-  return nativeActive() ? nativeAddon() : null
-}
+setupFusedKernels()
 
 /** How many times each fused op ran natively since the process started (for tests and profiling). */
-const runs: Record<string, number> = {linear: 0, layerNorm: 0, crossEntropy: 0, attention: 0, sumSquares: 0}
-
 export function fusedCounts(): Record<string, number> {
-  return {...runs}
+  return {...nativeRuns}
 }
 
-const wrap = (values: Float32Array, shape: number[]): tf.Tensor => tf.tensor(values, shape, 'float32')
+function expectDtype(op: string, t: tf.Tensor, dtype: tf.DataType): void {
+  if (t.dtype !== dtype) throw new Error(`${op}: expected a ${dtype} tensor, got ${t.dtype}`)
+}
 
-/**
- * act(x·Wᵀ + b) for x [N, in], W [out, in] (nn.Linear layout), b [out]; act is identity or
- * GeLU (erf form). Gradients for x, W and b come from one linearBackward call.
- */
-export function linearFused(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, act: 'linear' | 'gelu'): tf.Tensor2D | null {
-  const addon = addonIfActive()
-  if (!addon || !f32(x) || !f32(w) || !f32(b)) return null
-  const [N, inF] = x.shape
-  const outF = w.shape[0]
-  const gelu = act === 'gelu'
-  runs.linear++
-  const op = tf.customGrad((xt, wt, bt, save) => {
-    const [X, W, Bv] = [xt, wt, bt].map((t) => f32(t as tf.Tensor)!)
-    const z = allocF32(N * outF) // [N, out] pre-activation
-    const y = gelu ? allocF32(N * outF) : z // [N, out]
-    addon.linearForward(X, W, Bv, z, y, N, inF, outF, gelu)
-    const zt = gelu ? wrap(z, [N, outF]) : null
-    ;(save as tf.GradSaveFunc)(zt ? [xt as tf.Tensor, wt as tf.Tensor, zt] : [xt as tf.Tensor, wt as tf.Tensor])
-    return {
-      value: wrap(y, [N, outF]),
-      gradFunc: (dy, saved) => {
-        const [sx, sw, sz] = (saved as tf.Tensor[]).map((t) => f32(t)!)
-        const dz = gelu ? allocF32(N * outF) : null // scratch [N, out]
-        const [dx, dw, db] = [allocF32(N * inF), allocF32(outF * inF), allocF32(outF)]
-        addon.linearBackward(gradValues(dy as tf.Tensor), sx, sw, sz ?? null, dz, dx, dw, db, N, inF, outF, gelu)
-        if (dz) releaseF32(dz)
-        return [wrap(dx, [N, inF]), wrap(dw, [outF, inF]), wrap(db, [outF])]
-      },
-    }
-  })
-  return op(x, w, b) as tf.Tensor2D
+/** act(x·Wᵀ + b) for x [N, in], W [out, in] (nn.Linear layout), b [out] → [N, out]; act is identity or GeLU (erf form). */
+export function linearFused(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, act: 'linear' | 'gelu'): tf.Tensor2D {
+  for (const t of [x, w, b]) expectDtype('linear', t, 'float32')
+  const [y, z] = runFused(K.linear, {x, w, b}, {activation: act}) as tf.Tensor[]
+  z.dispose() // kept for the gradient, when there is one
+  return y as tf.Tensor2D
 }
 
 /** LayerNorm over the last axis of x [..., H] with gain g [H] and bias b [H] (BertLayerNorm). */
-export function layerNormFused(x: tf.Tensor, g: tf.Tensor1D, b: tf.Tensor1D, eps: number): tf.Tensor | null {
-  const addon = addonIfActive()
-  if (!addon || !f32(x) || !f32(g) || !f32(b) || x.rank < 1) return null
-  const H = x.shape[x.rank - 1]
-  const rows = H === 0 ? 0 : x.size / H
-  runs.layerNorm++
-  const op = tf.customGrad((xt, gt, bt, save) => {
-    const [X, G, Bv] = [xt, gt, bt].map((t) => f32(t as tf.Tensor)!)
-    const [y, mean, rstd] = [allocF32(x.size), allocF32(rows), allocF32(rows)]
-    addon.layerNormForward(X, G, Bv, y, mean, rstd, rows, H, eps)
-    ;(save as tf.GradSaveFunc)([xt as tf.Tensor, gt as tf.Tensor, wrap(mean, [rows]), wrap(rstd, [rows])])
-    return {
-      value: wrap(y, x.shape),
-      gradFunc: (dy, saved) => {
-        const [sx, sg, sm, sr] = (saved as tf.Tensor[]).map((t) => f32(t)!)
-        const [dx, dg, db] = [allocF32(x.size), allocF32(H), allocF32(H)]
-        addon.layerNormBackward(gradValues(dy as tf.Tensor), sx, sg, sm, sr, dx, dg, db, rows, H)
-        return [wrap(dx, x.shape), wrap(dg, [H]), wrap(db, [H])]
-      },
-    }
-  })
-  return op(x, g, b)
+export function layerNormFused(x: tf.Tensor, g: tf.Tensor1D, b: tf.Tensor1D, eps: number): tf.Tensor {
+  for (const t of [x, g, b]) expectDtype('layerNorm', t, 'float32')
+  const [y, mean, rstd] = runFused(K.layerNorm, {x, g, b}, {eps}) as tf.Tensor[]
+  tf.dispose([mean, rstd])
+  return y
 }
 
 /** Σ_n −log softmax(logits[n])[labels[n]] for logits [N, C], labels [N] int32 in [0, C). */
-export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar | null {
-  const addon = addonIfActive()
-  const y = addon ? i32(labels) : null
-  if (!addon || !f32(logits) || !y) return null
-  const [N, C] = logits.shape
-  runs.crossEntropy++
-  const op = tf.customGrad((lt, save) => {
-    const lse = allocF32(N) // [N] log-sum-exp of each row
-    const total = addon.crossEntropyForward(f32(lt as tf.Tensor)!, y, lse, N, C)
-    if (Number.isNaN(total) && y.some((v) => v < 0 || v >= C)) throw new Error(`cross-entropy: a label is outside [0, ${C})`)
-    ;(save as tf.GradSaveFunc)([lt as tf.Tensor, wrap(lse, [N])])
-    return {
-      value: tf.scalar(total, 'float32'),
-      gradFunc: (dy, saved) => {
-        const [sl, slse] = (saved as tf.Tensor[]).map((t) => f32(t)!)
-        const d = allocF32(N * C)
-        addon.crossEntropyBackward(sl, y, slse, (dy as tf.Tensor).dataSync()[0], d, N, C)
-        return wrap(d, [N, C])
-      },
-    }
-  })
-  return op(logits) as tf.Scalar
+export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar {
+  expectDtype('cross-entropy', logits, 'float32')
+  expectDtype('cross-entropy labels', labels, 'int32')
+  const [loss, lse] = runFused(K.crossEntropy, {logits, labels}) as tf.Tensor[]
+  lse.dispose()
+  return loss as tf.Scalar
 }
 
 /**
@@ -116,39 +50,63 @@ export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): 
  * + mask))·V per head, heads merged back; dropout at `rate` with masks drawn from `seed` (rate 0:
  * none). Saves only the probabilities [B, A, T, T]; the dropout masks are redrawn backward.
  */
-export function attentionFused(q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D, maskAdd: tf.Tensor2D, heads: number, rate: number, seed: number): tf.Tensor3D | null {
-  const addon = addonIfActive()
-  const maskValues = addon ? f32(maskAdd) : null
-  if (!addon || !maskValues || !f32(q) || !f32(k) || !f32(v)) return null
-  const [B, T, H] = q.shape
-  const d = H / heads
-  const mask = Float32Array.from(maskValues.subarray(0, B * T)) // [B, T], its own copy for the backward pass
-  const [scale, keep] = [1 / Math.sqrt(d), 1 - rate]
-  runs.attention++
-  const op = tf.customGrad((qt, kt, vt, save) => {
-    const [Q, K, V] = [qt, kt, vt].map((t) => f32(t as tf.Tensor)!)
-    const [probs, ctx] = [allocF32(B * heads * T * T), allocF32(B * T * H)]
-    addon.attentionForward(Q, K, V, mask, probs, ctx, B, T, heads, d, scale, keep, seed)
-    ;(save as tf.GradSaveFunc)([qt as tf.Tensor, kt as tf.Tensor, vt as tf.Tensor, wrap(probs, [B, heads, T, T])])
-    return {
-      value: wrap(ctx, [B, T, H]),
-      gradFunc: (dy, saved) => {
-        const [sq, sk, sv, sp] = (saved as tf.Tensor[]).map((t) => f32(t)!)
-        const [dq, dk, dv] = [allocF32(B * T * H), allocF32(B * T * H), allocF32(B * T * H)]
-        addon.attentionBackward(gradValues(dy as tf.Tensor), sq, sk, sv, sp, dq, dk, dv, B, T, heads, d, scale, keep, seed)
-        return [wrap(dq, [B, T, H]), wrap(dk, [B, T, H]), wrap(dv, [B, T, H])]
-      },
-    }
-  })
-  return op(q, k, v) as tf.Tensor3D
+export function attentionFused(q: tf.Tensor3D, k: tf.Tensor3D, v: tf.Tensor3D, maskAdd: tf.Tensor2D, heads: number, rate: number, seed: number): tf.Tensor3D {
+  for (const t of [q, k, v, maskAdd]) expectDtype('attention', t, 'float32')
+  const [ctx, probs] = runFused(K.attention, {q, k, v, mask: maskAdd}, {heads, rate, seed}) as tf.Tensor[]
+  probs.dispose()
+  return ctx as tf.Tensor3D
 }
 
-/** Σ x² over every tensor (the squared global norm), one addon call; null where it cannot run. */
-export function sumSquaresFused(ts: tf.Tensor[]): number | null {
-  const addon = addonIfActive()
-  if (!addon) return null
-  const values = ts.map(f32)
-  if (values.some((v) => !v)) return null
-  runs.sumSquares++
-  return addon.sumSquares(values as Float32Array[])
+/**
+ * Inverted dropout: x · mask with mask = 1/(1−rate) with probability 1−rate, else 0, the mask
+ * a function of `seed` and the position, so the gradient (dy · mask) redraws it. Natively a
+ * counter-based generator (SplitMix64); elsewhere tf.dropout's (the masks differ between the
+ * two, each as reproducible). Identity (a copy) at rate 0.
+ */
+export function dropoutFused(x: tf.Tensor, rate: number, seed: number): tf.Tensor {
+  if (rate === 0) return x.clone()
+  return runFused(K.dropout, {x}, {rate, seed}) as tf.Tensor
+}
+
+/** Σ x² over every tensor (the squared global norm) as a float32 scalar tensor, one kernel call. */
+export function sumSquaresTensor(ts: tf.Tensor[]): tf.Scalar {
+  for (const t of ts) expectDtype('sumSquares', t, 'float32')
+  return runFused(K.sumSquares, ts as unknown as tf.NamedTensorMap) as tf.Scalar
+}
+
+/** Σ x² over every tensor, read back to the host. */
+export function sumSquaresFused(ts: tf.Tensor[]): number {
+  const s = sumSquaresTensor(ts)
+  const v = s.dataSync()[0]
+  s.dispose()
+  return v
+}
+
+export interface AdamWStep {
+  lr: number
+  beta1: number
+  beta2: number
+  eps: number
+  /** decoupled weight decay for this parameter (0 for biases and LayerNorm) */
+  weightDecay: number
+  /** 1 − β1ᵗ and 1 − β2ᵗ */
+  bc1: number
+  bc2: number
+  /** factor on the gradient (global-norm clipping), 1 for none */
+  gradScale: number
+}
+
+/**
+ * One AdamW update of a parameter and its moments (the formula of src/core/train/optim.ts and
+ * torch.optim.AdamW) as one kernel call. The native kernel updates p, m and v in place when
+ * nothing else can see their storage and returns them as they are; otherwise the new values
+ * are assigned.
+ */
+export function adamwFused(p: tf.Variable, m: tf.Variable, v: tf.Variable, g: tf.Tensor, h: AdamWStep): void {
+  const attrs = {...h} as unknown as tf.NamedAttrMap
+  const out = runFused(K.adamw, {p, m, v, g}, attrs) as tf.Tensor[]
+  ;[p, m, v].forEach((variable, i) => {
+    if (out[i].dataId !== variable.dataId) variable.assign(out[i])
+  })
+  tf.dispose(out)
 }

@@ -1,8 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {gatherRows, embeddingLookup} from '../engine/gather.js'
 import {attentionFused} from '../engine/fused.js'
-import {matMulNN} from '../engine/matmul.js'
-import {nativeActive} from '../engine/native-ops.js'
 import type {BertConfig} from './config.js'
 import {type ForwardContext, dropout, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
@@ -43,27 +41,12 @@ export class BertSelfAttention {
 
   constructor(private readonly p: ParamStore, private readonly c: BertConfig, private readonly prefix: string) {}
 
-  /** x [B, T, H], maskAdd [B, 1, 1, T] (0 to attend, −10000 for padding) → [B, T, H] */
+  /**
+   * x [B, T, H], maskAdd [B, 1, 1, T] (0 to attend, −10000 for padding) → [B, T, H]: the three
+   * projections, then softmax(QKᵀ/√d + mask) with dropout, times V, as one fused kernel
+   * (src/core/engine/fused.ts attentionFused) on every backend.
+   */
   forward(x: tf.Tensor3D, maskAdd: tf.Tensor4D, ctx: ForwardContext): tf.Tensor3D {
-    const [B, T, H] = x.shape
-    const A = this.c.num_attention_heads
-    const d = H / A
-    const fused = this.fusedForward(x, maskAdd, ctx)
-    if (fused) return fused
-    const heads = (name: string, perm: number[]): tf.Tensor4D =>
-      linear(this.p, `${this.prefix}.${name}`, x).reshape([B, T, A, d]).transpose(perm) as tf.Tensor4D
-    const q = heads('query', [0, 2, 1, 3]) // [B, A, T, d]
-    const kT = heads('key', [0, 2, 3, 1]) // [B, A, d, T]
-    const v = heads('value', [0, 2, 1, 3]) // [B, A, T, d]
-    const scores = matMulNN(q, kT).mul(1 / Math.sqrt(d)).add(maskAdd) // [B, A, T, T]
-    const probs = dropout(tf.softmax(scores, -1), this.c.attention_probs_dropout_prob, ctx) // [B, A, T, T]
-    const context = matMulNN(probs, v) // [B, A, T, d]
-    return context.transpose([0, 2, 1, 3]).reshape([B, T, H]) as tf.Tensor3D // [B, T, H]
-  }
-
-  /** The same computation as one native op (attentionFused), or null off the native backend. */
-  private fusedForward(x: tf.Tensor3D, maskAdd: tf.Tensor4D, ctx: ForwardContext): tf.Tensor3D | null {
-    if (!nativeActive()) return null
     const [B, T] = x.shape
     const rate = ctx.training ? this.c.attention_probs_dropout_prob : 0
     if (rate > 0 && !ctx.rng) throw new Error('dropout while training needs a seeded generator')

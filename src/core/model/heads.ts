@@ -1,7 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
 import {gatherRows} from '../engine/gather.js'
-import {matMulNN} from '../engine/matmul.js'
-import {nativeActive} from '../engine/native-ops.js'
 import type {BertConfig} from './config.js'
 import {dense, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
@@ -9,22 +7,19 @@ import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSp
 export const WORD_EMBEDDINGS = 'bert.embeddings.word_embeddings.weight'
 
 /**
- * The tied decoders' weight, made once per forward pass and shared by the MLM and SBO heads:
- * the word embeddings [V, H] as they are on the native backend (its fused linear takes
- * nn.Linear's [out, in] layout), else transposed once to [H, V] for matMulNN.
+ * The tied decoders' weight, shared by the MLM and SBO heads: the word embeddings [V, H] as
+ * they are, in nn.Linear's [out, in] layout that the fused linear kernel takes on every backend.
  */
-export type DecoderWeight = {layout: 'out-in'; w: tf.Tensor2D} | {layout: 'in-out'; w: tf.Tensor2D}
+export type DecoderWeight = {layout: 'out-in'; w: tf.Tensor2D}
 
 export function decoderWeight(p: ParamStore): DecoderWeight {
-  const emb = p.get(WORD_EMBEDDINGS) as tf.Tensor2D // [V, H]
-  return nativeActive() ? {layout: 'out-in', w: emb} : {layout: 'in-out', w: emb.transpose()} // [H, V]
+  return {layout: 'out-in', w: p.get(WORD_EMBEDDINGS) as tf.Tensor2D} // [V, H]
 }
 
 /** Output layer tied to the word embeddings (Press & Wolf), with its own bias: x [N, H] → [N, V]. */
 function tiedDecoder(p: ParamStore, biasName: string, x: tf.Tensor2D, dec: DecoderWeight): tf.Tensor2D {
   const bias = p.get(biasName) as tf.Tensor1D // [V]
-  if (dec.layout === 'out-in') return dense(x, dec.w, bias) // [N, H]·[V, H]ᵀ → [N, V]
-  return matMulNN(x, dec.w).add(bias) as tf.Tensor2D // [N, H]·[H, V] → [N, V]
+  return dense(x, dec.w, bias) // [N, H]·[V, H]ᵀ → [N, V]
 }
 
 /**

@@ -1,6 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {sumSquaresFused} from '../engine/fused.js'
-import {adamwFast} from '../engine/native-ops.js'
+import {adamwFused, sumSquaresFused} from '../engine/fused.js'
 import {decays} from '../model/params.js'
 
 export interface AdamWOptions {
@@ -45,15 +44,7 @@ export class AdamW {
       const m = this.moment(this.m, name, p)
       const v = this.moment(this.v, name, p)
       const decay = decays(name) ? weightDecay : 0
-      if (adamwFast(p, m, v, g0, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale})) continue // one fused pass on native
-      tf.tidy(() => {
-        const g = gradScale === 1 ? g0 : g0.mul(gradScale)
-        m.assign(m.mul(beta1).add(g.mul(1 - beta1))) // same shape as p
-        v.assign(v.mul(beta2).add(g.square().mul(1 - beta2))) // same shape as p
-        const decayed = decays(name) && weightDecay > 0 ? p.mul(1 - lr * weightDecay) : p
-        const denom = v.div(bc2).sqrt().add(eps)
-        p.assign(decayed.sub(m.div(denom).mul(lr / bc1)))
-      })
+      adamwFused(p, m, v, g0, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale}) // one fused kernel (src/core/engine/fused.ts)
     }
   }
 
@@ -89,8 +80,7 @@ export class AdamW {
  */
 export function clipByGlobalNorm(grads: Map<string, tf.Tensor>, maxNorm: number): {norm: number; scale: number} {
   const all = [...grads.values()]
-  const squares = sumSquaresFused(all) // one pass on native
-  const norm = squares !== null ? Math.sqrt(squares) : tf.tidy(() => tf.sqrt(tf.addN(all.map((g) => g.square().sum()))).dataSync()[0])
+  const norm = Math.sqrt(sumSquaresFused(all)) // one fused kernel
   const coef = maxNorm / (norm + 1e-6)
   return {norm, scale: coef < 1 ? coef : 1}
 }

@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {Rng} from '../../../src/core/data/rng.js'
-import {attentionFused, crossEntropySumFused, layerNormFused, linearFused, sumSquaresFused} from '../../../src/core/engine/fused.js'
+import {attentionFused, crossEntropySumFused, dropoutFused, fusedCounts, layerNormFused, linearFused, sumSquaresFused} from '../../../src/core/engine/fused.js'
 import {initBackend} from '../../../src/core/engine/index.js'
-import {dropoutFast, nativeActive} from '../../../src/core/engine/native-ops.js'
+import {nativeActive} from '../../../src/core/engine/native-ops.js'
 import {loadNative, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
 
 // The fused layers of the native backend (src/core/engine/fused.ts, native/src/fused.cc)
@@ -76,12 +76,16 @@ function compare(what: string, fused: (...xs: tf.Tensor[]) => tf.Tensor | null, 
   }
   const got = valueAndGrads(f, xs, dy)
   const ref = onReferenceKernels(() => valueAndGrads(composite, xs, dy))
+  // the same op with the native kernels off: its composite kernels (fused-composite.ts)
+  const kernels = onReferenceKernels(() => valueAndGrads(f, xs, dy))
   try {
-    expect(got.length).toBe(names.length + 1)
-    expectClose(got[0], ref[0], 1e-5, `${what} value`)
-    names.forEach((n, i) => expectClose(got[i + 1], ref[i + 1], 1e-4, `${what} d${n}`))
+    for (const [out, who] of [[got, 'fused'], [kernels, 'composite kernel']] as const) {
+      expect(out.length).toBe(names.length + 1)
+      expectClose(out[0], ref[0], 1e-5, `${what} ${who} value`)
+      names.forEach((n, i) => expectClose(out[i + 1], ref[i + 1], 1e-4, `${what} ${who} d${n}`))
+    }
   } finally {
-    tf.dispose([...got, ...ref])
+    tf.dispose([...got, ...ref, ...kernels])
   }
 }
 
@@ -402,7 +406,7 @@ describe.skipIf(!status.available)(`fused native layers agree with the composite
     const dy = rand([B, T, A * d])
     for (const seed of [1, 987654321]) {
       const got = valueAndGrads((a, b, c) => attentionFused(a as tf.Tensor3D, b as tf.Tensor3D, c as tf.Tensor3D, mask, A, 0.25, seed)!, [q, k, v], dy)
-      const ref = valueAndGrads((a, b, c) => attentionRef(a, b, c, mask, A, (p) => dropoutFast(p, 0.25, seed)), [q, k, v], dy)
+      const ref = valueAndGrads((a, b, c) => attentionRef(a, b, c, mask, A, (p) => dropoutFused(p, 0.25, seed)), [q, k, v], dy)
       const zeroed = tf.tidy(() => attentionFused(q as tf.Tensor3D, k as tf.Tensor3D, v as tf.Tensor3D, mask, A, 0, 0)!.sub(got[0]).abs().max().dataSync()[0])
       expect(zeroed).toBeGreaterThan(1e-3) // dropout did change the output
       ;['value', 'dq', 'dk', 'dv'].forEach((n, i) => expectClose(got[i], ref[i], i === 0 ? 1e-5 : 1e-4, `attention dropout seed ${seed} ${n}`))
@@ -467,46 +471,53 @@ describe.skipIf(!status.available)(`fused native layers agree with the composite
     tf.dispose([x, wv, bv, x3, g, bn, logits, labels])
   })
 
-  it('each op declines a dtype it does not take', () => {
+  it('each op refuses a dtype it does not take, in one line', () => {
     const xi = tf.ones([3, 5], 'int32')
     const w = rand([2, 5]) as tf.Tensor2D
     const b = rand([2]) as tf.Tensor1D
     const g = rand([5]) as tf.Tensor1D
     const logits = rand([3, 5]) as tf.Tensor2D
     const floatLabels = tf.tensor1d([0, 1, 2], 'float32')
-    expect(linearFused(xi as tf.Tensor2D, w, b, 'linear')).toBeNull()
-    expect(layerNormFused(xi, g, g, 1e-12)).toBeNull()
-    expect(crossEntropySumFused(logits, floatLabels)).toBeNull()
-    expect(sumSquaresFused([w, xi])).toBeNull()
+    expect(() => linearFused(xi as tf.Tensor2D, w, b, 'linear')).toThrow(/linear: expected a float32 tensor, got int32/)
+    expect(() => layerNormFused(xi, g, g, 1e-12)).toThrow(/layerNorm: expected a float32/)
+    expect(() => crossEntropySumFused(logits, floatLabels)).toThrow(/labels: expected a int32 tensor, got float32/)
+    expect(() => sumSquaresFused([w, xi])).toThrow(/sumSquares: expected a float32/)
     tf.dispose([xi, w, b, g, logits, floatLabels])
   })
 
   // last: it switches the backend away and back
-  it.each(['wasm', 'cpu'] as const)('each returns null off the native backend (%s, even with the addon loaded), and runs again once native is restored', async (other) => {
+  it.each(['wasm', 'cpu'] as const)('off the native backend (%s, even with the addon loaded) each op runs its composite kernel, and natively again once native is restored', async (other) => {
+    const x = rand([7, 5]) as tf.Tensor2D
+    const w = rand([3, 5]) as tf.Tensor2D
+    const b = rand([3]) as tf.Tensor1D
+    const g = rand([5]) as tf.Tensor1D
+    const labels = tf.tensor1d([0, 1, 2, 3, 4, 0, 1], 'int32')
+    const values = () =>
+      tf.tidy(() => [
+        linearFused(x, w, b, 'linear'),
+        linearFused(x, w, b, 'gelu'),
+        layerNormFused(x, g, g, 1e-12),
+        crossEntropySumFused(x, labels),
+        tf.scalar(sumSquaresFused([x, w, b])),
+      ])
+    const natively = values()
+    const before = fusedCounts()
+    let elsewhere: tf.Tensor[] = []
     try {
       await initBackend(other)
       expect(tf.getBackend()).toBe(other)
       expect(nativeActive()).toBe(false)
-      const x = rand([7, 5]) as tf.Tensor2D
-      const w = rand([3, 5]) as tf.Tensor2D
-      const b = rand([3]) as tf.Tensor1D
-      const g = rand([5]) as tf.Tensor1D
-      const labels = tf.tensor1d([0, 1, 2, 3, 4, 0, 1], 'int32')
-      expect(linearFused(x, w, b, 'linear')).toBeNull()
-      expect(linearFused(x, w, b, 'gelu')).toBeNull()
-      expect(layerNormFused(x, g, g, 1e-12)).toBeNull()
-      expect(crossEntropySumFused(x, labels)).toBeNull()
-      expect(sumSquaresFused([x, w, b])).toBeNull()
-      tf.dispose([x, w, b, g, labels])
+      elsewhere = values().map((t) => tf.tensor(t.dataSync(), t.shape)) // read before the backend changes back
+      expect(fusedCounts()).toEqual(before) // the addon took no part
     } finally {
       expect(await startNative()).toBeNull()
     }
+    natively.forEach((t, i) => expectClose(elsewhere[i], t, 1e-5, `${other} op ${i}`))
     expect(tf.getBackend()).toBe('cpu')
     expect(nativeActive()).toBe(true)
-    const x = rand([7, 5]) as tf.Tensor2D
-    const y = linearFused(x, rand([3, 5]) as tf.Tensor2D, rand([3]) as tf.Tensor1D, 'gelu')
-    expect(y).not.toBeNull()
-    expect(y!.shape).toEqual([7, 3])
-    tf.dispose([x, y!])
+    const y = linearFused(x, w, b, 'gelu')
+    expect(fusedCounts().linear).toBe(before.linear + 1)
+    expect(y.shape).toEqual([7, 3])
+    tf.dispose([x, w, b, g, labels, y, ...natively, ...elsewhere])
   })
 })

@@ -4,7 +4,7 @@ import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {type BackendReport, DOCTOR_ORDER, autoPick} from '../../../src/commands/doctor.js'
+import {type BackendReport, DOCTOR_ORDER, autoPick} from '../../../src/core/engine/doctor.js'
 import {AUTO_ORDER} from '../../../src/core/engine/backend.js'
 import {loadNative} from '../../../src/core/engine/native.js'
 

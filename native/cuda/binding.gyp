@@ -1,0 +1,12 @@
+{
+  "targets": [
+    {
+      "target_name": "span_cuda",
+      "sources": ["src/addon.cc", "src/loader.cc"],
+      "defines": ["NAPI_VERSION=8"],
+      "libraries": ["-ldl"],
+      "cflags_cc": ["-std=c++17", "-O2"],
+      "cflags_cc!": ["-fno-exceptions"]
+    }
+  ]
+}
