@@ -1,10 +1,19 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {createWriteStream} from 'node:fs'
-import {rename, rm} from 'node:fs/promises'
+import {open, rename, rm, stat} from 'node:fs/promises'
+import {basename, dirname, join} from 'node:path'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
+import {fsyncPath} from './core/util/atomic.js'
+import {lockDir} from './core/util/lock.js'
+import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
+
+// oclif rethrows every stdout error but EPIPE from its own listener, as an uncaught exception
+// with a stack trace; a LineWriter sees the same error and the command reports it in one line.
+for (const l of process.stdout.listeners('error')) process.stdout.off('error', l as (err: Error) => void)
+process.stdout.on('error', () => {})
 
 /**
  * A real-number flag (oclif's integer flags do not take 2e-5), checked against [min, max].
@@ -20,7 +29,7 @@ export function numberFlag(description: string, opts: {default?: number; min?: n
     ...(opts.default === undefined ? {} : {default: opts.default}),
     parse: async (s) => {
       const x = Number(s)
-      if (s.trim() === '' || !Number.isFinite(x) || x < min || x > max) throw new Error(`expected a number${range}, got ${s}`)
+      if (s.trim() === '' || !Number.isFinite(x) || x < min || x > max) throw new SpanError(`expected a number${range}, got ${s}`, 2) // a usage error
       return x
     },
   })()
@@ -34,60 +43,125 @@ export const ioFlags = {
 
 /** An output target: stdout, or a file that only appears under its name once complete. */
 export interface Output {
+  name: string // `stdout` or the path, for errors
   writer: LineWriter
-  commit(): Promise<void> // flush, close, rename into place
+  finish(): Promise<void> // flush, close, fsync (the file is complete under its temporary name)
+  publish(): Promise<void> // rename into place
   abort(): Promise<void> // drop the temporary file
 }
 
-export async function openOutput(path: string): Promise<Output> {
-  if (path === '-' || path === '') {
-    const writer = new LineWriter(process.stdout)
-    return {writer, commit: () => writer.end(), abort: async () => {}}
-  }
-  const tmp = `${path}.tmp-${process.pid}`
-  const stream: Writable = createWriteStream(tmp)
-  const writer = new LineWriter(stream)
-  return {
-    writer,
-    async commit() {
-      await writer.end()
-      await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())))
-      await rename(tmp, path)
-    },
-    abort: () => rm(tmp, {force: true}),
-  }
+/**
+ * stdout as a stream that reports every write error. When stdout is a file, Node's own
+ * process.stdout (a SyncWriteStream) ignores a short write(2), so a full disk would cut the
+ * output silently (exit 0); an fs.WriteStream on fd 1 writes all bytes or fails with ENOSPC.
+ */
+function stdoutStream(): Writable {
+  if ((process.stdout as unknown as {_type?: string})._type !== 'fs') return process.stdout
+  return createWriteStream('', {fd: 1, autoClose: false})
 }
 
 /**
- * Base of every span command: user errors are one line on stderr and a non-zero exit;
- * a closed pipe downstream ends the command quietly with exit 0.
+ * Opens an output: stdout for `-`, else a temporary file beside `path`, opened now, so that a
+ * bad output path (no such directory, a directory, no permission) fails before any work.
+ */
+export async function openOutput(path: string, onFail?: (err: Error) => void): Promise<Output> {
+  if (path === '-' || path === '') {
+    const writer = new LineWriter(stdoutStream(), onFail)
+    return {name: 'stdout', writer, finish: () => writer.end(), publish: async () => {}, abort: async () => {}}
+  }
+  if ((await stat(path).catch(() => null))?.isDirectory()) throw new SpanError(`${path}: is a directory (EISDIR); give a file name`)
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}`)
+  const fh = await open(tmp, 'w').catch((err) => {
+    throw fsError(err, path)
+  })
+  const stream: Writable = fh.createWriteStream()
+  const writer = new LineWriter(stream, onFail)
+  return {
+    name: path,
+    writer,
+    async finish() {
+      await writer.end()
+      if (writer.failure) throw writer.failure // kept: a partly written file must not land
+      await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())))
+      await fsyncPath(tmp)
+    },
+    publish: () => rename(tmp, path).catch((err) => Promise.reject(fsError(err, path))),
+    abort: async () => {
+      stream.destroy()
+      await rm(tmp, {force: true})
+    },
+  }
+}
+
+/** A flag error (oclif's parser, or a flag's own parse function): a usage error, exit 2. */
+function isUsageError(err: Error & {parse?: unknown}): boolean {
+  return err.parse !== undefined || /^Parsing --/.test(err.message) || /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message)
+}
+
+/** A multi-line message (oclif's) as one line, without its "See more help" coda. */
+const oneLine = (msg: string): string => msg.replace(/\s*See more help with --help\s*$/, '').replace(/\s*\n\s*/g, ': ').replace(/ +:/g, ':')
+
+/**
+ * Base of every span command: user errors are one line on stderr and a non-zero exit (usage
+ * errors 2, data and filesystem errors 1, see README "Exit codes"); a closed pipe downstream
+ * (EPIPE) ends the command quietly with exit 0. Any other write error (a full disk) is an error.
  */
 export abstract class SpanCommand extends Command {
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (isPipeClosed(err)) return this.quietExit()
-    if (err instanceof SpanError) {
-      const name = this.id ? `span ${this.id.replaceAll(':', ' ')}` : 'span'
-      process.stderr.write(`${name}: ${err.message}\n`)
-      process.exitCode = err.exitCode
-      return
-    }
+    if (isUsageError(err)) return this.fail(`${oneLine(err.message)} (see span ${this.name()} --help)`, 2)
+    if (err instanceof SpanError) return this.fail(err.message, err.exitCode)
+    if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
+    if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
     return super.catch(err)
+  }
+
+  private name(): string {
+    return this.id ? this.id.replaceAll(':', ' ') : ''
+  }
+
+  private fail(message: string, code: number): void {
+    process.stderr.write(`${this.id ? `span ${this.name()}` : 'span'}: ${message}\n`)
+    process.exitCode = code
   }
 
   private quietExit(): void {
     process.exitCode = 0
   }
 
-  /** Runs `body` with an output, committing it on success and discarding it on failure. */
-  protected async withOutput(path: string, body: (w: LineWriter) => Promise<void>): Promise<void> {
-    const out = await openOutput(path)
+  /** Runs `body` holding the lock of output directory `dir` (two runs never write into one). */
+  protected async withLockedDir<T>(dir: string, log: (line: string) => void, body: () => Promise<T>): Promise<T> {
+    const lock = await lockDir(dir, log)
     try {
-      await body(out.writer)
-      await out.commit()
+      return await body()
+    } finally {
+      lock.release()
+    }
+  }
+
+  /** Runs `body` with an output, committing it on success and discarding it on failure. */
+  protected async withOutput(path: string, body: (w: LineWriter) => Promise<void>, onFail?: (err: Error) => void): Promise<void> {
+    await this.withOutputs([path], ([w]) => body(w), onFail)
+  }
+
+  /**
+   * Runs `body` with several outputs (undefined: none), which land together: all are opened
+   * first (a bad path fails before the work), all written and fsynced, then all renamed into
+   * place; on any failure none is, and their temporary files are removed.
+   */
+  protected async withOutputs(paths: (string | undefined)[], body: (w: LineWriter[]) => Promise<void>, onFail?: (err: Error) => void): Promise<void> {
+    const outs: Output[] = []
+    try {
+      for (const p of paths) if (p !== undefined) outs.push(await openOutput(p, onFail))
+      let i = 0
+      await body(paths.map((p) => (p === undefined ? (null as unknown as LineWriter) : outs[i++].writer)))
+      for (const o of outs) await o.finish()
+      for (const o of outs) await o.publish()
     } catch (err) {
-      await out.abort()
+      await Promise.all(outs.map((o) => o.abort().catch(() => {})))
       if (err instanceof PipeClosed) return
-      throw err
+      const failed = outs.find((o) => o.writer.failure === err)
+      throw failed ? fsError(err, failed.name) : err
     }
   }
 }

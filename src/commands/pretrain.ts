@@ -9,6 +9,7 @@ import {TRAIN_CONFIG_FILE} from '../core/train/checkpointing.js'
 import {type TrainConfig, FIXED_ON_RESUME, readConfigFile, resolveConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
+import {metricsLoss} from '../core/util/fs-errors.js'
 
 export default class Pretrain extends SpanCommand {
   static override summary = 'Pre-train a SpanBERT (or BERT) encoder on masked examples or blocks; metrics NDJSON on stdout'
@@ -73,13 +74,13 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     if (!out) throw new SpanError('give --out DIR: where checkpoints go')
     config.out = out
     if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
+    const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
+    const metrics = metricsLoss(log, out)
     let signal: string | null = null
-    await this.withOutput(flags.output, async (w) => {
-      signal = await pretrain(
-        {config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null},
-        {out: w, log: (line) => process.stderr.write(`span pretrain: ${line}\n`), progress: makeProgress()},
-      )
-    })
+    await this.withLockedDir(out, log, () => this.withOutput(flags.output, async (w) => {
+      signal = await pretrain({config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
+    }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err))))
+    metrics.check()
     if (signal) process.exitCode = signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
   }
 

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
-import {copyFile, mkdir, readFile, rename, rm, stat, writeFile} from 'node:fs/promises'
+import {copyFile, readFile, stat, writeFile} from 'node:fs/promises'
+import {type CheckpointFile, writeFilesAtomically} from '../util/atomic.js'
 import {join, resolve} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {SpanError} from '../stream/errors.js'
@@ -12,27 +13,8 @@ export const CONFIG_FILE = 'config.json'
 export const WEIGHTS_FILE = 'model.safetensors'
 export const VOCAB_FILE = 'vocab.txt'
 
-/** A file of a checkpoint, written by `write` to the temporary path it is given. */
-export interface CheckpointFile {
-  name: string
-  write(tmpPath: string): Promise<void>
-}
-
-/**
- * Writes files into dir so that none is ever half-written: each goes to a temporary name
- * first, and only when all are complete are they renamed into place.
- */
-export async function writeFilesAtomically(dir: string, files: CheckpointFile[]): Promise<void> {
-  await mkdir(dir, {recursive: true})
-  const tmp = files.map((f) => join(dir, `.${f.name}.tmp-${process.pid}`))
-  try {
-    for (let i = 0; i < files.length; i++) await files[i].write(tmp[i])
-    for (let i = 0; i < files.length; i++) await rename(tmp[i], join(dir, files[i].name))
-  } catch (err) {
-    await Promise.all(tmp.map((t) => rm(t, {force: true})))
-    throw err
-  }
-}
+// A checkpoint is written as one unit (temporary directory, fsync, swap); see util/atomic.ts.
+export {type CheckpointFile, MANIFEST_FILE, recoverDir, verifyManifest, writeFilesAtomically} from '../util/atomic.js'
 
 /** The model's parameters as safetensors entries (HF names; the tied decoder is not stored, as HF does). */
 export async function paramsToHost(params: ParamStore): Promise<[string, HostTensor][]> {

@@ -9,8 +9,11 @@ export class PipeClosed extends Error {
   }
 }
 
+/**
+ * Only EPIPE (and our PipeClosed) means the reader went away. ERR_STREAM_DESTROYED is not: a
+ * stream is destroyed after any error, and a full disk must never pass for a closed pipe.
+ */
 export function isPipeClosed(err: unknown): boolean {
   if (err instanceof PipeClosed) return true
-  const code = (err as {code?: string} | null)?.code
-  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED'
+  return (err as {code?: string} | null)?.code === 'EPIPE'
 }

@@ -4,17 +4,22 @@ import {PipeClosed, isPipeClosed} from './errors.js'
 const CHUNK = 1 << 16 // bytes buffered before one write(): fewer syscalls, one await per chunk
 
 /**
- * Line-oriented output with backpressure. `| head` closing the pipe surfaces as PipeClosed,
- * which commands turn into a quiet exit 0.
+ * Line-oriented output with backpressure. `| head` closing the pipe (EPIPE) surfaces as
+ * PipeClosed, which commands turn into a quiet exit 0; any other write error (ENOSPC, EIO)
+ * surfaces as itself, which commands report as an error (exit 1).
  */
 export class LineWriter {
   private parts: string[] = []
   private size = 0
   private failed: Error | null = null
 
-  constructor(private readonly out: Writable) {
+  /**
+   * With `onFail`, a write error is reported to it once and later output is dropped instead of
+   * thrown (`span pretrain` keeps training when its metrics cannot be written).
+   */
+  constructor(private readonly out: Writable, private readonly onFail?: (err: Error) => void) {
     out.on('error', (err) => {
-      this.failed = isPipeClosed(err) ? new PipeClosed() : err
+      this.failed ??= isPipeClosed(err) ? new PipeClosed() : err // the first error is the cause
     })
   }
 
@@ -45,15 +50,37 @@ export class LineWriter {
 
   async end(): Promise<void> {
     await this.flush()
-    if (this.failed) throw this.failed
+    if (this.failed) await this.fail()
+  }
+
+  /** The first write error, if any. */
+  get failure(): Error | null {
+    return this.failed
+  }
+
+  private reported = false
+
+  private async fail(): Promise<void> {
+    if (!this.onFail) throw this.failed
+    if (!this.reported) this.onFail(this.failed as Error)
+    this.reported = true
   }
 
   private async push(chunk: string | Buffer): Promise<void> {
-    if (this.failed) throw this.failed
-    if (this.out.destroyed || this.out.writableEnded) throw new PipeClosed()
-    const ok = this.out.write(chunk)
+    if (this.failed) return this.fail()
+    if (this.out.destroyed || this.out.writableEnded) {
+      this.failed = new PipeClosed()
+      return this.fail()
+    }
+    let ok: boolean
+    try {
+      ok = this.out.write(chunk)
+    } catch (err) {
+      this.failed ??= isPipeClosed(err) ? new PipeClosed() : (err as Error) // stdout on a file writes synchronously
+      return this.fail()
+    }
     if (!ok) await this.drained()
-    if (this.failed) throw this.failed
+    if (this.failed) return this.fail()
   }
 
   private drained(): Promise<void> {

@@ -2,7 +2,7 @@ import {Rng} from '../data/rng.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
-import {loadCheckpoint} from '../model/checkpoint.js'
+import {loadCheckpoint, recoverDir, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
@@ -100,10 +100,14 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}):
   let model: SpanBertForPreTraining | null = null
   try {
     if (!spec.resume) return {model: SpanBertForPreTraining.init(data.model, c.seed), opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0}
+    await recoverDir(spec.resume) // a save killed between its renames (util/atomic.ts)
+    await verifyManifest(spec.resume) // refuses a checkpoint that no single save wrote
     model = (await loadCheckpoint(spec.resume, {objectives: data.model.objectives})).model
     const state = checkTrainerState(await loadTrainingState(spec.resume, opt), spec.resume)
+    if (state.step >= c['max-steps']) throw new SpanError(`${spec.resume}: the run is at step ${state.step}, --max-steps is ${c['max-steps']}: nothing to train (raise --max-steps)`)
     checkMoments(opt, model, spec.resume)
     checkFingerprint(data.index.name, state.data, data.index.fingerprint)
+    if (state.sampler.cursor > data.index.size) throw new SpanError(`${spec.resume}: the saved data position (${state.sampler.cursor}) lies beyond the ${data.index.size} examples of ${data.index.name}`)
     sampler.restore(state.sampler)
     return {model, opt, sampler, dropout: Rng.fromState(state.dropout_rng), step: state.step}
   } catch (err) {
@@ -174,9 +178,10 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     signal.dispose()
     io.progress.stop()
   }
-  if (signal.caught) io.log(`${signal.caught} at step ${run.step}: saving a checkpoint; continue with --resume ${run.spec.out}`)
+  if (signal.caught) io.log(`${signal.caught} at step ${run.step}: saving a checkpoint (a second ${signal.caught} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
   if (run.evalSetup && evaluated !== run.step && !signal.caught) await runEval(run, io)
   if (saved !== run.step) await save(run, io)
+  if (signal.caught) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
   return signal.caught
 }
 
