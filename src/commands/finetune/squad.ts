@@ -4,7 +4,7 @@ import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
-import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint} from '../../core/model/checkpoint.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {LineWriter} from '../../core/stream/writer.js'
 import {readSquadFile, type SquadDataset, type SquadVersion} from '../../core/tasks/squad/index.js'
@@ -34,7 +34,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
   static override flags = {
     init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT)', exclusive: ['preset']}),
     preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
-    vocab: Flags.string({description: 'vocabulary of a --preset model (default: the embedded one)', dependsOn: ['preset']}),
+    vocab: Flags.string({description: 'vocabulary (default: the --init checkpoint\'s vocab.txt; for --preset the embedded one)'}),
     train: Flags.string({description: 'SQuAD training set (JSON)', required: true}),
     dev: Flags.string({description: 'SQuAD dev set: scored after every epoch; the best F1 is kept'}),
     out: Flags.string({description: 'output checkpoint directory', required: true}),
@@ -66,7 +66,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const version = (flags.version as SquadVersion | undefined) ?? train.version
-    const vocab = loadVocab(flags.init ? join(flags.init, VOCAB_FILE) : (flags.vocab ?? DEFAULT_VOCAB))
+    const vocab = loadVocab(flags.init ? await checkpointVocab(flags.init, flags.vocab) : (flags.vocab ?? DEFAULT_VOCAB))
     const cased = flags.cased ? true : flags.uncased ? false : vocab.cased
     const config = this.runConfig(flags, version, cased)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
@@ -99,7 +99,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
   private async model(flags: {init?: string; preset?: string}, c: FinetuneConfig, vocab: Vocab): Promise<BertForQuestionAnswering> {
     let model: BertForQuestionAnswering
     if (flags.init) {
-      const loaded = await loadQaModel(flags.init, c.seed)
+      const loaded = await loadQaModel(flags.init, c.seed, vocab.info.path)
       model = loaded.model
       const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
       if (loaded.initialised.length) log(`initialised ${loaded.initialised.join(', ')}`)

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {VOCAB_FILE, isCheckpoint, writeFilesAtomically} from '../../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint, writeFilesAtomically} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {collectOutputs, DEFAULT_WINDOWS, readSquadFile, type SquadVersion, type WindowOptions} from '../../core/tasks/squad/index.js'
@@ -27,6 +27,7 @@ built per batch, dropout is off. The files are written to temporary names and re
   ]
   static override flags = {
     model: Flags.string({description: 'fine-tuned checkpoint directory (span finetune squad)', required: true}),
+    vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'SQuAD dataset to answer (JSON)', required: true}),
     output: Flags.string({char: 'o', description: 'folder for the output files', default: '.'}),
     version: Flags.string({description: 'SQuAD version (default: detected from the file)', options: ['1.1', '2.0']}),
@@ -48,9 +49,9 @@ built per batch, dropout is off. The files are written to temporary names and re
     const data = readSquadFile(flags.data)
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
     const windows = await windowSettings(flags.model, flags)
-    const vocab = loadVocab(join(flags.model, VOCAB_FILE))
+    const vocab = loadVocab(await checkpointVocab(flags.model, flags.vocab))
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const {model, initialised} = await loadQaModel(flags.model, 0)
+    const {model, initialised} = await loadQaModel(flags.model, 0, vocab.info.path)
     if (windows.maxLen > model.config.max_position_embeddings) {
       model.dispose()
       throw new SpanError(`--max-len ${windows.maxLen} exceeds ${flags.model}'s ${model.config.max_position_embeddings} positions`)

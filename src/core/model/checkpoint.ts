@@ -186,6 +186,11 @@ export function normaliseNames(tensors: Map<string, HostTensor>): Map<string, Ho
   return out
 }
 
+/** A checkpoint's vocabulary file: --vocab when given, else its vocab.txt (resolveVocab's errors otherwise). */
+export async function checkpointVocab(dir: string, vocabFlag?: string): Promise<string> {
+  return resolveVocab(dir, vocabFlag, (await readConfig(dir)).vocab_size)
+}
+
 /** True when dir holds a checkpoint (a config.json). */
 export async function isCheckpoint(dir: string): Promise<boolean> {
   return stat(join(resolve(dir), CONFIG_FILE)).then(() => true, () => false)
