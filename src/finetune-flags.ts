@@ -1,8 +1,7 @@
 import {Flags} from '@oclif/core'
-import {join} from 'node:path'
 import {numberFlag} from './base.js'
 import {backendFlags} from './backend-flags.js'
-import {VOCAB_FILE, isCheckpoint} from './core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {SpanError} from './core/stream/errors.js'
 import {LineWriter} from './core/stream/writer.js'
@@ -23,7 +22,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
   return {
     init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT; a run directory means its best/)', exclusive: ['preset']}),
     preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
-    vocab: Flags.string({description: 'vocabulary of a --preset model (default: the embedded one)', dependsOn: ['preset']}),
+    vocab: Flags.string({description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt"}),
     out: Flags.string({description: 'run directory: best/ and checkpoint-STEP/ go there', required: true}),
     cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
@@ -78,8 +77,9 @@ export async function modelSource(f: Given): Promise<{dir: string | null; resume
 }
 
 /** The vocabulary (the model's, else --vocab or the embedded one) and the casing the run uses. */
-export function runVocab(f: Given, dir: string | null): {vocab: Vocab; cased: boolean} {
-  const vocab = loadVocab(dir ? join(dir, VOCAB_FILE) : ((f.vocab as string | undefined) ?? DEFAULT_VOCAB))
+export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vocab; cased: boolean}> {
+  const given = f.vocab as string | undefined
+  const vocab = loadVocab(dir ? await checkpointVocab(dir, given) : (given ?? DEFAULT_VOCAB))
   return {vocab, cased: f.cased ? true : f.uncased ? false : vocab.cased}
 }
 
@@ -96,6 +96,7 @@ export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, s
 export function predictFlags(task: string, unit: string) {
   return {
     model: Flags.string({description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/)`, required: true}),
+    vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'the data to predict', required: true}),
     'max-len': Flags.integer({description: `tokens per ${unit} (default: the model's fine-tuning setting)`, min: 4}),
     'batch-size': Flags.integer({description: `${unit}s per forward pass`, default: 32, min: 1}),

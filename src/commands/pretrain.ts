@@ -38,9 +38,10 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     ...ioFlags,
     out: Flags.string({description: 'checkpoint directory (default with --resume: the resumed one)'}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint directory'}),
+    init: Flags.string({description: 'start from these weights (BERT/SpanBERT: safetensors, pytorch_model.bin, sharded): fresh optimiser and schedule'}),
     config: Flags.string({description: 'JSON file of settings keyed by flag names (under the flags given here)'}),
     eval: Flags.string({description: 'held-out file (masked examples or blocks) evaluated every --eval-every steps and at the end'}),
-    vocab: Flags.string({description: 'vocabulary of a headerless stream'}),
+    vocab: Flags.string({description: 'vocabulary of a headerless stream, or of an --init checkpoint without vocab.txt'}),
     preset: Flags.string({description: 'model size', options: Object.keys(PRESETS)}),
     layers: Flags.integer({description: 'number of layers (over the preset)', min: 1}),
     hidden: Flags.integer({description: 'hidden size (over the preset; intermediate 4×)', min: 1}),
@@ -69,6 +70,7 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
+    if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
     const config = this.resolve(args.file, flags)
     const out = flags.out ?? flags.resume
     if (!out) throw new SpanError('give --out DIR: where checkpoints go')

@@ -3,7 +3,7 @@ import {join} from 'node:path'
 import {SpanCommand, numberFlag} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint} from '../../core/model/checkpoint.js'
 import {BertForSequenceClassification, type HeadConfig, loadClassifier} from '../../core/model/classifier.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
@@ -45,7 +45,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     task: Flags.string({description: `GLUE task (${GLUE_TASK_NAMES.join(', ')}; case and hyphens ignored)`, required: true}),
     init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT)', exclusive: ['preset']}),
     preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
-    vocab: Flags.string({description: 'vocabulary of a --preset model (default: the embedded one)', dependsOn: ['preset']}),
+    vocab: Flags.string({description: 'vocabulary (default: the --init checkpoint\'s vocab.txt; for --preset the embedded one)'}),
     train: Flags.string({description: 'training TSV (as distributed in glue_data/<TASK>/train.tsv)', required: true}),
     dev: Flags.string({description: 'dev TSV: scored after every epoch; the best score is kept'}),
     out: Flags.string({description: 'output checkpoint directory', required: true}),
@@ -74,7 +74,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
     const task = glueTask(flags.task)
     const dict = flags['span-ft'] ? await readNgramDict(await openSource(flags.dict as string)) : null
-    const vocab = loadVocab(flags.init ? join(flags.init, VOCAB_FILE) : (flags.vocab ?? DEFAULT_VOCAB))
+    const vocab = loadVocab(flags.init ? await checkpointVocab(flags.init, flags.vocab) : (flags.vocab ?? DEFAULT_VOCAB))
     const cased = flags.cased ? true : flags.uncased ? false : vocab.cased
     const config = runConfig(flags, task, cased)
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict})

@@ -47,7 +47,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
     const src = await modelSource(flags)
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null
-    const {vocab, cased} = runVocab(flags, src.dir)
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const config = runConfig(flags, (flags.version as SquadVersion | undefined) ?? train.version, cased)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await loadModel(src.dir, flags.preset, config, vocab)
@@ -73,7 +73,7 @@ function runConfig(flags: Record<string, unknown>, version: SquadVersion, cased:
 async function loadModel(dir: string | null, preset: string | undefined, c: SquadFinetuneConfig, vocab: Vocab): Promise<BertForQuestionAnswering> {
   let model: BertForQuestionAnswering
   if (dir) {
-    const loaded = await loadQaModel(dir, c.seed)
+    const loaded = await loadQaModel(dir, c.seed, vocab.info.path)
     model = loaded.model
     if (loaded.initialised.length) log(`initialised ${loaded.initialised.join(', ')}`)
     if (loaded.ignored.length) log(`ignored ${loaded.ignored.length} checkpoint tensors (${loaded.ignored.slice(0, 3).join(', ')}${loaded.ignored.length > 3 ? ', …' : ''})`)

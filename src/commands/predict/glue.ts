@@ -5,7 +5,7 @@ import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint} from '../../core/model/checkpoint.js'
 import {type HeadConfig, headFromJson, loadClassifier, readConfigJson} from '../../core/model/classifier.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
@@ -32,6 +32,7 @@ temporary name and renamed when complete.`
   ]
   static override flags = {
     model: Flags.string({description: 'fine-tuned checkpoint directory (span finetune glue)', required: true}),
+    vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'GLUE TSV to predict', required: true}),
     task: Flags.string({description: 'GLUE task (default: the one the model was fine-tuned on)'}),
     output: Flags.string({char: 'o', description: 'predictions file, - for stdout', default: '-'}),
@@ -50,7 +51,7 @@ temporary name and renamed when complete.`
     const saved = await savedConfig(flags.model)
     const maxLen = flags['max-len'] ?? (typeof saved['max-len'] === 'number' ? saved['max-len'] : 128)
     const dict = head.span_ft ? await readNgramDict(await openSource(join(flags.model, SPAN_FT_DICT_FILE))) : null
-    const vocab = loadVocab(join(flags.model, VOCAB_FILE))
+    const vocab = loadVocab(await checkpointVocab(flags.model, flags.vocab))
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !vocab.cased}), {maxLen, dict})
     const src = await openSource(flags.data)
     const {examples} = await readGlueFile(src, task)

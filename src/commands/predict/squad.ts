@@ -3,7 +3,7 @@ import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {VOCAB_FILE, writeFilesAtomically} from '../../core/model/checkpoint.js'
+import {checkpointVocab, writeFilesAtomically} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {collectOutputs, DEFAULT_WINDOWS, readSquadFile, type SquadVersion, type WindowOptions} from '../../core/tasks/squad/index.js'
@@ -47,9 +47,9 @@ only when all are done.`
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
     const nullThreshold = threshold(flags['null-threshold'], flags['eval-metric'], saved)
     const windows = windowSettings(saved, flags)
-    const vocab = loadVocab(join(dir, VOCAB_FILE))
+    const vocab = loadVocab(await checkpointVocab(dir, flags.vocab))
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const {model, initialised} = await loadQaModel(dir, 0)
+    const {model, initialised} = await loadQaModel(dir, 0, vocab.info.path)
     try {
       if (windows.maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${windows.maxLen} exceeds ${dir}'s ${model.config.max_position_embeddings} positions`)
       if (initialised.length > 0) this.warn1(`${dir} has no ${initialised.join('/')} (not fine-tuned for QA): its start/end layer is random`)

@@ -7,7 +7,9 @@ import {SpanError} from '../stream/errors.js'
 import {type BertConfig, type Objective, configFromJson, configToJson} from './config.js'
 import {type ParamSpec, ParamStore, checkShape, initTensor} from './params.js'
 import {SpanBertForPreTraining} from './pretraining.js'
-import {type HostTensor, f32Tensor, readSafetensors, toFloat32, writeSafetensors} from './safetensors.js'
+import {type HostTensor, f32Tensor, toFloat32, writeSafetensors} from './safetensors.js'
+import {resolveVocab} from './vocab-file.js'
+import {readWeights} from './weights.js'
 
 export const CONFIG_FILE = 'config.json'
 export const WEIGHTS_FILE = 'model.safetensors'
@@ -43,6 +45,8 @@ export interface LoadOptions {
   objectives?: Objective[]
   /** seeds the heads the checkpoint lacks */
   seed?: number
+  /** the vocabulary file, for checkpoints without vocab.txt (--vocab) */
+  vocab?: string
 }
 
 export interface LoadedCheckpoint {
@@ -55,14 +59,15 @@ export interface LoadedCheckpoint {
 }
 
 /**
- * Loads a checkpoint directory: ours, or any Hugging Face BERT (config.json +
- * model.safetensors + vocab.txt). Absent heads are initialised; the encoder must be complete.
+ * Loads a checkpoint directory: ours, or any Hugging Face BERT (config.json, weights in any
+ * format readWeights reads, vocab.txt or --vocab). Absent heads are initialised; the encoder
+ * must be complete.
  */
 export async function loadCheckpoint(dir: string, opts: LoadOptions = {}): Promise<LoadedCheckpoint> {
   const config = await readConfig(dir, opts.objectives)
-  const weights = join(dir, WEIGHTS_FILE)
-  const file = await readSafetensors(weights)
-  return {...modelFromTensors(config, file.tensors, weights, opts.seed ?? 0), vocabPath: join(dir, VOCAB_FILE)}
+  const vocabPath = resolveVocab(dir, opts.vocab, config.vocab_size)
+  const {tensors, source} = await readWeights(dir)
+  return {...modelFromTensors(config, tensors, source, opts.seed ?? 0), vocabPath}
 }
 
 /** Parameters built from a checkpoint's tensors: the store, what was initialised, what was left unused. */
@@ -161,6 +166,11 @@ export function normaliseNames(tensors: Map<string, HostTensor>): Map<string, Ho
   const decoderBias = out.get('cls.predictions.decoder.bias')
   if (decoderBias && !out.has('cls.predictions.bias')) out.set('cls.predictions.bias', decoderBias)
   return out
+}
+
+/** A checkpoint's vocabulary file: --vocab when given, else its vocab.txt (resolveVocab's errors otherwise). */
+export async function checkpointVocab(dir: string, vocabFlag?: string): Promise<string> {
+  return resolveVocab(dir, vocabFlag, (await readConfig(dir)).vocab_size)
 }
 
 /** True when dir holds a checkpoint (a config.json). */

@@ -18,7 +18,8 @@ import {type BertConfig, configFromJson, configToJson} from './config.js'
 import {type ForwardContext, dropout, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
 import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
-import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
+import {type HostTensor, writeSafetensors} from './safetensors.js'
+import {readWeights} from './weights.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSpecs} from './span-ft.js'
 
 export const CLASSIFIER = 'classifier'
@@ -133,8 +134,8 @@ export async function readConfigJson(dir: string): Promise<{config: BertConfig; 
  */
 export async function loadClassifier(dir: string, head: HeadConfig, seed: number): Promise<LoadedClassifier> {
   const {config} = await readConfigJson(dir)
-  const file = await readSafetensors(join(dir, WEIGHTS_FILE))
-  return classifierFromTensors(config, head, file.tensors, join(dir, WEIGHTS_FILE), seed)
+  const {tensors, source} = await readWeights(dir)
+  return classifierFromTensors(config, head, tensors, source, seed)
 }
 
 export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw: Map<string, HostTensor>, source: string, seed: number): LoadedClassifier {

@@ -9,7 +9,9 @@ import {type BertConfig, configToJson} from './config.js'
 import {type ForwardContext, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
 import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
-import {type HostTensor, readSafetensors, writeSafetensors} from './safetensors.js'
+import {type HostTensor, writeSafetensors} from './safetensors.js'
+import {resolveVocab} from './vocab-file.js'
+import {readWeights} from './weights.js'
 
 /** Hugging Face's name of the start/end layer (BertForQuestionAnswering.qa_outputs). */
 export const QA_OUTPUTS = 'qa_outputs'
@@ -99,10 +101,11 @@ export interface LoadedQa {
  * pretrain one or any Hugging Face BERT (config.json + model.safetensors + vocab.txt). The
  * encoder must be complete; a missing QA head is initialised N(0, 0.02) with zero bias.
  */
-export async function loadQaModel(dir: string, seed: number): Promise<LoadedQa> {
+export async function loadQaModel(dir: string, seed: number, vocab?: string): Promise<LoadedQa> {
   const config = await readConfig(dir)
-  const file = await readSafetensors(join(dir, WEIGHTS_FILE))
-  return {...qaFromTensors(config, file.tensors, join(dir, WEIGHTS_FILE), seed), vocabPath: join(dir, VOCAB_FILE)}
+  const vocabPath = resolveVocab(dir, vocab, config.vocab_size)
+  const {tensors, source} = await readWeights(dir)
+  return {...qaFromTensors(config, tensors, source, seed), vocabPath}
 }
 
 /** A QA model from named host tensors (any HF naming variant, see normaliseNames); a missing QA head is initialised. */

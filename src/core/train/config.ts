@@ -15,6 +15,7 @@ export interface TrainConfig {
   eval: string | null
   out: string
   vocab: string | null
+  init: string | null // continue pre-training from these weights (fresh optimiser and schedule)
   preset: string
   layers: number | null
   hidden: number | null
@@ -43,7 +44,7 @@ export interface TrainConfig {
 
 /** SpanBERT §4.2 / BERT §A.2 where they say; small-machine choices otherwise (see the flags). */
 export const DEFAULTS: TrainConfig = {
-  input: '-', eval: null, out: '', vocab: null,
+  input: '-', eval: null, out: '', vocab: null, init: null,
   preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
@@ -117,6 +118,6 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   c.objectives = parseObjectives(c.objectives).join(',')
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
-  for (const k of ['eval', 'vocab'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
+  for (const k of ['eval', 'vocab', 'init'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
 }

@@ -2,7 +2,7 @@ import {Rng} from '../data/rng.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
-import {loadCheckpoint, recoverDir, verifyManifest} from '../model/checkpoint.js'
+import {checkpointVocab, loadCheckpoint, recoverDir, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
@@ -19,7 +19,7 @@ import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import type {Progress} from './progress.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
-import {type TrainData, freshModelConfig, prepareData, resumedModelConfig} from './setup.js'
+import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig} from './setup.js'
 import {loadTrainingState} from './state.js'
 
 /** Where a run's output goes, and hooks for tests. */
@@ -60,7 +60,7 @@ interface Run {
  * Returns the signal that ended the run early (checkpointed), else null.
  */
 export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | null> {
-  const run = await setUp(spec)
+  const run = await setUp(spec, io.log)
   try {
     describe(run, io)
     return await trainLoop(run, io)
@@ -72,11 +72,13 @@ export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | nul
 }
 
 /** Data first (its errors come before a backend starts), then backend, model, optimiser, state. */
-async function setUp(spec: RunSpec): Promise<Run> {
+async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
   const c = spec.config
   c.warmup = resolveWarmup(c)
-  const resumed = spec.resume ? await resumedModelConfig(c, spec.resume) : null
-  const data = await prepareData(c, (vocab) => resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), spec.resume)
+  const init = spec.resume ? null : c.init // a resumed run's saved config names the weights it started from
+  const resumed = spec.resume ? await resumedModelConfig(c, spec.resume) : init ? await initModelConfig(c, init) : null
+  const initVocab = init ? await checkpointVocab(init, c.vocab ?? undefined) : null
+  const data = await prepareData(c, (vocab) => resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), spec.resume, initVocab)
   let backend: BackendInfo
   try {
     const ev = evalSetupOf(c, data, data.model)
@@ -86,20 +88,22 @@ async function setUp(spec: RunSpec): Promise<Run> {
     await data.index.close()
     throw err
   }
-  const state = await startModel(spec, data)
+  const state = await startModel(spec, data, log)
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
   return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend}
 }
 
 /** A fresh model and optimiser, or the checkpoint's with the trainer state it saved. */
-async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step'>> {
+async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step'>> {
   const c = spec.config
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   const sampler = new EpochSampler(data.index.size, c.seed)
   let model: SpanBertForPreTraining | null = null
   try {
-    if (!spec.resume) return {model: SpanBertForPreTraining.init(data.model, c.seed), opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0}
+    const fresh = {opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0}
+    if (c.init && !spec.resume) return {model: await initModel(c.init, data, c.seed, log), ...fresh}
+    if (!spec.resume) return {model: SpanBertForPreTraining.init(data.model, c.seed), ...fresh}
     await recoverDir(spec.resume) // a save killed between its renames (util/atomic.ts)
     await verifyManifest(spec.resume) // refuses a checkpoint that no single save wrote
     model = (await loadCheckpoint(spec.resume, {objectives: data.model.objectives})).model
@@ -116,6 +120,30 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}):
     await data.index.close()
     throw err
   }
+}
+
+/**
+ * Weights to continue pre-training from (BERT or SpanBERT, any format loadCheckpoint reads):
+ * the encoder and the heads the checkpoint has are taken, the others initialised; stderr says which.
+ */
+async function initModel(dir: string, data: TrainData & {model: BertConfig}, seed: number, log: (line: string) => void): Promise<SpanBertForPreTraining> {
+  const loaded = await loadCheckpoint(dir, {objectives: data.model.objectives, seed, vocab: data.vocabPath})
+  const init = new Set(loaded.initialised)
+  const taken = loaded.model.params.entries().map(([n]) => n).filter((n) => !init.has(n))
+  log(`--init ${dir}: took ${taken.length} tensors (${summarise(taken)}); initialised ${loaded.initialised.length} (${summarise(loaded.initialised)}); ` +
+    `ignored ${loaded.ignored.length} (${summarise(loaded.ignored)}); a fresh optimiser and schedule`)
+  return loaded.model
+}
+
+/** Tensor names grouped by their module prefix (`bert.encoder.*`, `cls.predictions.*`). */
+function summarise(names: string[]): string {
+  if (names.length === 0) return 'none'
+  const groups = new Map<string, number>()
+  for (const n of names) {
+    const key = n.replace(/^((?:bert|cls)\.[^.]+)\..*$/, '$1.*')
+    groups.set(key, (groups.get(key) ?? 0) + 1)
+  }
+  return [...groups].map(([k, n]) => `${k} ×${n}`).join(', ')
 }
 
 function evalSetupOf(c: TrainConfig, data: TrainData, model: BertConfig): EvalSetup | null {

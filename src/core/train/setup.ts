@@ -32,6 +32,11 @@ export function freshModelConfig(c: TrainConfig, vocabSize: number, padId: numbe
   return presetConfig(c.preset as PresetName, vocabSize, o)
 }
 
+/** The config of --init weights, with this run's objectives (their heads are taken or initialised). */
+export async function initModelConfig(c: TrainConfig, dir: string): Promise<BertConfig> {
+  return readConfig(dir, parseObjectives(c.objectives))
+}
+
 /** The checkpoint's model config, which a resumed run keeps. */
 export async function resumedModelConfig(c: TrainConfig, dir: string): Promise<BertConfig> {
   const cfg = await readConfig(dir)
@@ -41,13 +46,16 @@ export async function resumedModelConfig(c: TrainConfig, dir: string): Promise<B
   return cfg
 }
 
-/** The vocabulary: the checkpoint's when resuming (the stream's must be the same), else the stream's or --vocab. */
-function dataVocab(header: Header | null, c: TrainConfig, resume: string | null, source: string): {vocab: Vocab; vocabPath: string} {
-  if (!resume) {
+/**
+ * The vocabulary: the checkpoint's when resuming or starting from --init weights (the stream's
+ * must be the same), else the stream's or --vocab.
+ */
+function dataVocab(header: Header | null, c: TrainConfig, ckptVocab: string | null, source: string): {vocab: Vocab; vocabPath: string} {
+  if (!ckptVocab) {
     const vocab = resolveVocab(header, c.vocab ?? undefined, source)
     return {vocab, vocabPath: vocab.info.path}
   }
-  const vocabPath = join(resume, VOCAB_FILE)
+  const vocabPath = ckptVocab
   const vocab = loadVocab(vocabPath)
   const want = header?.vocab?.sha256
   if (want && want !== vocab.info.sha256) {
@@ -87,7 +95,7 @@ interface Ready {
  * for masked examples the visible ids are counted, [MASK] never is).
  */
 export async function prepareData(
-  c: TrainConfig, modelFor: (vocab: Vocab) => BertConfig, resume: string | null,
+  c: TrainConfig, modelFor: (vocab: Vocab) => BertConfig, resume: string | null, initVocab: string | null = null,
 ): Promise<TrainData & {model: BertConfig}> {
   let header: Header | null = null
   let ready: (Ready & {model: BertConfig}) | null = null
@@ -99,7 +107,7 @@ export async function prepareData(
   const onRecord = (rec: Rec) => {
     if (!ready) {
       const kind: DataKind = header ? (header.kind as DataKind) : guessKind(rec)
-      const {vocab, vocabPath} = dataVocab(header, c, resume, name)
+      const {vocab, vocabPath} = dataVocab(header, c, resume ? join(resume, VOCAB_FILE) : initVocab, name)
       const tables = maskVocab(vocab.tokens, vocab.special)
       const model = modelFor(vocab)
       ready = {rules: dataRules(c, kind, model, vocab), vocab, vocabPath, tables, unigram: new Unigram(tables.special), model}
