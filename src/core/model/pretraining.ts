@@ -73,20 +73,16 @@ export class SpanBertForPreTraining {
   }
 
   /**
-   * Loss = MLM_sum/n_mlm + SBO_sum/n_sbo (SPEC.md; reference `span_bert_loss`) + NSP mean
-   * when on. A batch without SBO targets contributes no SBO term.
+   * The pre-training loss terms of one batch (pretrainingTerms, the one definition; call inside
+   * tf.tidy). A batch without SBO targets contributes no SBO term.
    */
   losses(b: Batch, ctx: ForwardContext): PretrainLosses {
     if (b.nMlm === 0) throw new SpanError('a batch without MLM targets cannot be trained on')
     if (this.nsp && !b.nextLabels) throw new SpanError('the nsp objective needs examples with a "next" field (span block --pairs)')
-    const out = this.forward(b, ctx)
-    const mlm = crossEntropySum(out.mlmLogits, b.mlmLabels).div(b.nMlm) as tf.Scalar // []
-    const sbo = out.sboLogits ? (crossEntropySum(out.sboLogits, b.sboLabels).div(b.nSbo) as tf.Scalar) : null // []
-    const nsp = out.nspLogits && b.nextLabels ? (crossEntropySum(out.nspLogits, b.nextLabels).div(b.B) as tf.Scalar) : null // []
-    let total: tf.Scalar = mlm
-    if (sbo) total = total.add(sbo)
-    if (nsp) total = total.add(nsp)
-    return {total, mlm, sbo, nsp}
+    const t = pretrainingTerms(this.forward(b, ctx), b)
+    const mean = (j: number, n: number): tf.Scalar => t.stats.slice([3 * j], [1]).div(n).reshape([]) as tf.Scalar // []
+    const sbo = this.sbo && b.nSbo > 0 ? mean(1, b.nSbo) : null
+    return {total: t.total, mlm: mean(0, b.nMlm), sbo, nsp: this.nsp ? mean(2, b.B) : null}
   }
 
   /** The variables a step trains: every parameter (those a batch does not reach get no gradient). */
@@ -97,4 +93,29 @@ export class SpanBertForPreTraining {
   dispose(): void {
     this.params.dispose()
   }
+}
+
+/**
+ * The loss the model minimises, from its outputs: MLM_sum/n_mlm + SBO_sum/n_sbo (SpanBERT
+ * reference `span_bert_loss`) + NSP mean, and in the same vector the argmax hits accuracy needs,
+ * so that one read brings everything to the host:
+ * stats = [mlm_sum, mlm_correct, n_mlm, sbo_sum, sbo_correct, n_sbo, nsp_sum, nsp_correct, n_nsp].
+ * The one definition of the pre-training loss: `span pretrain`'s step, its evaluation and the
+ * golden PyTorch test all go through it.
+ */
+export function pretrainingTerms(out: PretrainOutputs, b: Batch): {total: tf.Scalar; stats: tf.Tensor1D} {
+  const zero = tf.scalar(0)
+  const term = (logits: tf.Tensor2D | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
+    if (!logits || !labels || n === 0) return [zero, zero, tf.scalar(0)]
+    const ce = crossEntropySum(logits, labels) // []
+    const hits = tf.argMax(logits, -1).toInt().equal(labels).sum().toFloat() as tf.Scalar // []
+    return [ce, hits, tf.scalar(n)]
+  }
+  const mlm = term(out.mlmLogits, b.mlmLabels, b.nMlm)
+  const sbo = term(out.sboLogits, b.sboLabels, b.nSbo)
+  const nsp = term(out.nspLogits, b.nextLabels, b.B)
+  let total = mlm[0].div(Math.max(b.nMlm, 1)) as tf.Scalar // []
+  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(b.nSbo))
+  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(b.B))
+  return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
 }

@@ -1,4 +1,3 @@
-import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../data/rng.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
@@ -14,8 +13,9 @@ import {type EvalSetup, checkEvalFile, evaluate} from './eval.js'
 import {ExampleMaker} from './examples.js'
 import {checkFingerprint} from './index-file.js'
 import {evalRecord, trainRecord} from './metrics.js'
-import {Tally, addGrads, microStep, scaleGrads} from './objective.js'
-import {ADAMW_DEFAULTS, AdamW, clipByGlobalNorm} from './optim.js'
+import {Tally} from './objective.js'
+import {ADAMW_DEFAULTS, AdamW} from './optim.js'
+import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import type {Progress} from './progress.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
@@ -216,35 +216,26 @@ function mergeTally(into: Tally, t: Tally): void {
 }
 
 /**
- * One optimisation step over `accumulate` micro-batches: their gradients summed and divided by
- * their number (the mean, as one batch of all their examples would weigh them), clipped to a
- * global norm of --clip (BERT, SpanBERT: 1.0), one AdamW update (SPEC.md "Model and optimisation").
+ * One optimisation step over `accumulate` micro-batches through the step every training path
+ * shares (optimiserStep: mean gradient, clipping at --clip, one AdamW update) and the one
+ * pre-training loss (pretrainLoss). A micro-batch without targets (blocks of special tokens
+ * only) has nothing to learn from and is skipped.
  */
 function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
   const ctx: ForwardContext = {training: true, rng: run.dropout}
-  const acc = new Map<string, tf.Tensor>()
   const tally = new Tally()
-  try {
-    for (let k = 0; k < run.c.accumulate; k++) {
-      const host = nextBatch(run)
-      if (host.mlmPos.length === 0) continue // no targets: nothing to learn from (blocks of special tokens only)
-      const b = toTensors(host)
-      try {
-        const r = microStep(run.model, b, ctx)
-        addGrads(acc, r.grads)
-        tally.add(r.stats, r.total, realTokens(host))
-      } finally {
-        disposeBatch(b)
-      }
+  const micro = Array.from({length: run.c.accumulate}, () => (): MicroBatch | null => {
+    const host = nextBatch(run)
+    if (host.mlmPos.length === 0) return null
+    const b = toTensors(host)
+    let stats: Float32Array = new Float32Array(9)
+    return {
+      loss: pretrainLoss(run.model, b, ctx, (s) => (stats = s)),
+      done: (loss) => tally.add(stats, loss, realTokens(host)),
+      dispose: () => disposeBatch(b),
     }
-    if (tally.batches === 0) return {tally, gradNorm: 0}
-    scaleGrads(acc, 1 / tally.batches)
-    const {norm: gradNorm, scale} = clipByGlobalNorm(acc, run.c.clip > 0 ? run.c.clip : Infinity)
-    run.opt.apply(run.model.params.entries(), acc, lr, scale)
-    return {tally, gradNorm}
-  } finally {
-    tf.dispose([...acc.values()])
-  }
+  })
+  return {tally, gradNorm: optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip).gradNorm}
 }
 
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */

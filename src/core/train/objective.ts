@@ -1,9 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import type {Batch} from '../model/batch.js'
 import type {ForwardContext} from '../model/layers.js'
-import {crossEntropySum} from '../model/loss.js'
-import type {PretrainOutputs, SpanBertForPreTraining} from '../model/pretraining.js'
-import {SpanError} from '../stream/errors.js'
+import {type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
 
 /** Sums and counts of one or more batches, per objective: what metrics and evaluation report. */
 export class Tally {
@@ -38,83 +36,14 @@ export class Tally {
   }
 }
 
-/**
- * The loss the model minimises, from its outputs: MLM_sum/n_mlm + SBO_sum/n_sbo (SPEC.md,
- * SpanBERT reference `span_bert_loss`) + NSP mean; the same terms as
- * SpanBertForPreTraining.losses (a test holds them equal), plus the argmax hits that the
- * accuracies need, in one vector so that one read brings everything to the host:
- * stats = [mlm_sum, mlm_correct, n_mlm, sbo_sum, sbo_correct, n_sbo, nsp_sum, nsp_correct, n_nsp].
- */
-export function objectiveTerms(out: PretrainOutputs, b: Batch): {total: tf.Scalar; stats: tf.Tensor1D} {
-  const zero = tf.scalar(0)
-  const term = (logits: tf.Tensor2D | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
-    if (!logits || !labels || n === 0) return [zero, zero, tf.scalar(0)]
-    const ce = crossEntropySum(logits, labels) // []
-    const hits = tf.argMax(logits, -1).toInt().equal(labels).sum().toFloat() as tf.Scalar // []
-    return [ce, hits, tf.scalar(n)]
-  }
-  const mlm = term(out.mlmLogits, b.mlmLabels, b.nMlm)
-  const sbo = term(out.sboLogits, b.sboLabels, b.nSbo)
-  const nsp = term(out.nspLogits, b.nextLabels, b.B)
-  let total = mlm[0].div(Math.max(b.nMlm, 1)) as tf.Scalar // []
-  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(b.nSbo))
-  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(b.B))
-  return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
-}
-
 /** Forward in eval mode (dropout off): the batch's stats and total, on the host. */
 export function evalBatch(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext): {stats: Float32Array; total: number} {
   const [stats, total] = tf.tidy(() => {
-    const t = objectiveTerms(model.forward(b, ctx), b)
+    const t = pretrainingTerms(model.forward(b, ctx), b)
     return [t.stats, t.total]
   })
   const s = stats.dataSync() as Float32Array
   const v = total.dataSync()[0]
   tf.dispose([stats, total])
   return {stats: s, total: v}
-}
-
-/**
- * Loss, stats and gradients of one micro-batch (gradients keyed by parameter name; the
- * caller disposes them). The model engineer's step.ts lossAndGrads, plus the accuracy stats.
- */
-export function microStep(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext): {stats: Float32Array; total: number; grads: Map<string, tf.Tensor>} {
-  if (model.config.objectives.includes('nsp') && !b.nextLabels) {
-    throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
-  }
-  const entries = model.params.entries()
-  const kept: tf.Tensor[] = []
-  const {value, grads} = tf.variableGrads(() => {
-    const t = objectiveTerms(model.forward(b, ctx), b)
-    kept.push(tf.keep(t.stats))
-    return t.total
-  }, entries.map(([, v]) => v))
-  const stats = kept[0].dataSync() as Float32Array
-  const total = value.dataSync()[0]
-  tf.dispose([value, ...kept])
-  const byName = new Map<string, tf.Tensor>()
-  for (const [name, v] of entries) if (grads[v.name]) byName.set(name, grads[v.name])
-  return {stats, total, grads: byName}
-}
-
-/** Adds `more` into `acc` (gradient accumulation), disposing what it replaces. */
-export function addGrads(acc: Map<string, tf.Tensor>, more: Map<string, tf.Tensor>): void {
-  for (const [k, g] of more) {
-    const a = acc.get(k)
-    if (!a) {
-      acc.set(k, g)
-      continue
-    }
-    acc.set(k, a.add(g))
-    tf.dispose([a, g])
-  }
-}
-
-/** Multiplies every gradient by s in place (the mean over accumulated micro-batches). */
-export function scaleGrads(grads: Map<string, tf.Tensor>, s: number): void {
-  if (s === 1) return
-  for (const [k, g] of grads) {
-    grads.set(k, g.mul(s))
-    g.dispose()
-  }
 }

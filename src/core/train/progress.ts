@@ -7,38 +7,81 @@ export interface Progress {
   stop(): void
 }
 
-export function makeProgress(stream: NodeJS.WriteStream = process.stderr, every = 30_000): Progress {
-  return stream.isTTY ? barProgress(stream) : lineProgress((s) => stream.write(s), every)
+export function makeProgress(label = 'pretrain', stream: NodeJS.WriteStream = process.stderr, every = 30_000): Progress {
+  return stream.isTTY ? barProgress(label, stream) : lineProgress((s) => stream.write(s), every, Date.now, label)
 }
 
-function barProgress(stream: NodeJS.WriteStream): Progress {
+function barProgress(label: string, stream: NodeJS.WriteStream): Progress {
   const bar = new cliProgress.SingleBar({
     stream,
-    format: 'pretrain [{bar}] {value}/{total} steps | loss {loss} | {tps} tok/s | eta {eta_formatted}',
+    format: `${label} [{bar}] {value}/{total} steps | loss {loss} | {tps} tok/s | {left} left`,
     hideCursor: true,
   }, cliProgress.Presets.shades_classic)
+  const clock = stepClock(Date.now)
   return {
-    start: (total, from) => bar.start(total, from, {loss: '-', tps: '-'}),
-    update: (step, loss, tps) => bar.update(step, {loss: loss === null ? '-' : loss.toFixed(3), tps: tps === null ? '-' : Math.round(tps)}),
+    start: (total, from) => {
+      clock.start(total, from)
+      bar.start(total, from, {loss: '-', tps: '-', left: '-'})
+    },
+    update: (step, loss, tps) => bar.update(step, {loss: loss === null ? '-' : loss.toFixed(3), tps: tps === null ? '-' : Math.round(tps), left: clock.left(step)}),
     stop: () => bar.stop(),
   }
 }
 
-/** Without a terminal (a log file, CI): one plain line at most every `every` ms. */
-export function lineProgress(write: (s: string) => void, every: number, now: () => number = Date.now): Progress {
+/**
+ * Time left from the steps of this invocation so far (the first step, which compiles and
+ * warms caches, is left out once there are others): "3h12m", "45s", or "-" before a step is timed.
+ */
+export function stepClock(now: () => number): {start(total: number, from: number): void; left(step: number): string; secondsPerStep(step: number): number | null} {
+  let total = 0
+  let from = 0
+  let t0 = 0
+  let t1: number | null = null // after the first step
+  const perStep = (step: number): number | null => {
+    if (step <= from) return null
+    if (t1 !== null && step > from + 1) return (now() - t1) / 1000 / (step - from - 1)
+    return (now() - t0) / 1000 / (step - from)
+  }
+  return {
+    start(t, f) {
+      ;[total, from, t0, t1] = [t, f, now(), null]
+    },
+    left(step) {
+      if (t1 === null && step > from) t1 = now()
+      const s = perStep(step)
+      return s === null ? '-' : formatDuration(s * (total - step))
+    },
+    secondsPerStep: perStep,
+  }
+}
+
+/** 93784 → "1d2h3m", 3725 → "1h2m", 65 → "1m5s", 7.2 → "7s". */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds))
+  const [d, h, m, r] = [Math.floor(s / 86400), Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60), s % 60]
+  if (d > 0) return `${d}d${h}h${m}m`
+  if (h > 0) return `${h}h${m}m`
+  return m > 0 ? `${m}m${r}s` : `${r}s`
+}
+
+/** Without a terminal (a log file, CI): one plain line at most every `every` ms, with tokens/s and time left. */
+export function lineProgress(write: (s: string) => void, every: number, now: () => number = Date.now, label = 'pretrain'): Progress {
   let total = 0
   let last = 0
+  const clock = stepClock(now)
   return {
     start(t, from) {
       total = t
       last = now()
-      write(`pretrain: from step ${from} to ${t}\n`)
+      clock.start(t, from)
+      write(`${label}: from step ${from} to ${t}\n`)
     },
     update(step, loss, tps) {
+      const left = clock.left(step)
       if (now() - last < every && step !== total) return
       last = now()
       const l = loss === null ? '-' : loss.toFixed(4)
-      write(`pretrain: step ${step}/${total} loss ${l} ${tps === null ? '-' : Math.round(tps)} tok/s\n`)
+      write(`${label}: step ${step}/${total} loss ${l} ${tps === null ? '-' : Math.round(tps)} tok/s, ${left} left\n`)
     },
     stop() {},
   }

@@ -84,3 +84,24 @@ export function permutation(n: number, rng: Rng): Uint32Array {
   }
   return p
 }
+
+/**
+ * The order of epoch e over n units: a seeded permutation, a function of (seed, epoch) only, so
+ * a resumed run continues the same order. With `lengths`, batching by length as Hugging Face's
+ * LengthGroupedSampler does (transformers trainer_pt_utils.get_length_grouped_indices): the
+ * permutation is cut into mega-batches of 50 steps' worth of units, each sorted by length,
+ * longest first (ties in permutation order), so the batches within hold similar lengths and
+ * pad little; still seeded and reproducible.
+ */
+export function epochOrder(n: number, seed: number, epoch: number, lengths: ((i: number) => number) | null, perStep: number): Uint32Array {
+  const perm = permutation(n, deriveRng(seed, STREAM.order, epoch))
+  if (!lengths) return perm
+  const mega = Math.max(1, perStep * 50)
+  for (let at = 0; at < n; at += mega) {
+    const part = Array.from(perm.subarray(at, Math.min(n, at + mega)))
+    const rank = new Map(part.map((u, k) => [u, k]))
+    part.sort((a, b) => lengths(b) - lengths(a) || (rank.get(a) as number) - (rank.get(b) as number))
+    perm.set(part, at)
+  }
+  return perm
+}

@@ -2,18 +2,9 @@ import * as tf from '@tensorflow/tfjs'
 import type {Batch} from '../model/batch.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
-import type {SpanBertForPreTraining} from '../model/pretraining.js'
+import {type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
+import {SpanError} from '../stream/errors.js'
 import {type AdamW, clipByGlobalNorm} from './optim.js'
-
-/** What one training step reports (plain numbers, for metrics NDJSON). */
-export interface StepResult {
-  loss: number
-  mlm: number
-  sbo: number | null
-  nsp: number | null
-  gradNorm: number
-  lr: number
-}
 
 /**
  * The value of f and its gradients with respect to every parameter, keyed by parameter name
@@ -29,33 +20,117 @@ export function gradsByName(params: ParamStore, f: () => tf.Scalar): {loss: numb
   return {loss, grads: byName}
 }
 
-/** Loss and gradients of one batch; gradients keyed by parameter name (caller disposes them). */
-export function lossAndGrads(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext): {parts: number[]; grads: Map<string, tf.Tensor>} {
-  const kept: tf.Tensor[] = []
-  const {grads} = gradsByName(model.params, () => {
-    const l = model.losses(b, ctx)
-    kept.push(tf.keep(tf.stack([l.total, l.mlm, l.sbo ?? tf.scalar(NaN), l.nsp ?? tf.scalar(NaN)]))) // [4]
-    return l.total
-  })
-  const parts = Array.from(kept[0].dataSync()) // total, mlm, sbo, nsp (NaN when off)
-  tf.dispose(kept)
-  return {parts, grads}
+/** Adds `more` into `acc` (gradient accumulation), disposing what it replaces. */
+export function addGrads(acc: Map<string, tf.Tensor>, more: Map<string, tf.Tensor>): void {
+  for (const [k, g] of more) {
+    const a = acc.get(k)
+    if (!a) {
+      acc.set(k, g)
+      continue
+    }
+    acc.set(k, a.add(g))
+    tf.dispose([a, g])
+  }
+}
+
+/** Multiplies every gradient by s in place (the mean over accumulated micro-batches). */
+export function scaleGrads(grads: Map<string, tf.Tensor>, s: number): void {
+  if (s === 1) return
+  for (const [k, g] of grads) {
+    grads.set(k, g.mul(s))
+    g.dispose()
+  }
+}
+
+/** What one optimisation step reports. */
+export interface StepOutcome {
+  losses: number[] // one per micro-batch that ran
+  gradNorm: number // before clipping
+}
+
+/** One micro-batch of a step: its loss under the gradient tape, then what to do with its value, then cleanup. */
+export interface MicroBatch {
+  loss: () => tf.Scalar
+  done?: (loss: number) => void
+  dispose?: () => void
 }
 
 /**
- * One optimisation step: forward, backward, global-norm clipping, AdamW update with the
- * given learning rate. Leaves no tensors behind.
+ * THE training step of every training path (pre-training and every fine-tuning task): the loss
+ * of each micro-batch (made by the caller's closures, in order, evaluated under the gradient
+ * tape), their gradients summed and divided by their number (the mean, as one batch of all
+ * their examples would weigh them), clipped to a global L2 norm of `clip` (0: off; BERT,
+ * SpanBERT: 1.0) as torch.nn.utils.clip_grad_norm_ does, one AdamW update with learning rate lr.
+ * A closure returning null is a micro-batch without anything to learn from (skipped); with none
+ * left the step makes no update. Leaves no tensors behind.
  */
-export function trainStep(
-  model: SpanBertForPreTraining, opt: AdamW, b: Batch, lr: number, ctx: ForwardContext, maxNorm = 1.0,
-): StepResult {
-  const {parts, grads} = lossAndGrads(model, b, ctx)
+export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => MicroBatch | null)[], lr: number, clip: number): StepOutcome {
+  const acc = new Map<string, tf.Tensor>()
+  const losses: number[] = []
   try {
-    const {norm: gradNorm, scale} = clipByGlobalNorm(grads, maxNorm)
-    opt.apply(model.params.entries(), grads, lr, scale)
-    const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x)
-    return {loss: parts[0], mlm: parts[1], sbo: orNull(parts[2]), nsp: orNull(parts[3]), gradNorm, lr}
+    for (const make of micro) {
+      const m = make()
+      if (!m) continue
+      try {
+        const r = gradsByName(params, m.loss)
+        addGrads(acc, r.grads)
+        losses.push(r.loss)
+        m.done?.(r.loss)
+      } finally {
+        m.dispose?.()
+      }
+    }
+    if (losses.length === 0) return {losses, gradNorm: 0}
+    scaleGrads(acc, 1 / losses.length)
+    const {norm, scale} = clipByGlobalNorm(acc, clip > 0 ? clip : Infinity)
+    opt.apply(params.entries(), acc, lr, scale)
+    return {losses, gradNorm: norm}
   } finally {
-    tf.dispose([...grads.values()])
+    tf.dispose([...acc.values()])
   }
+}
+
+/**
+ * The pre-training loss of one batch under the gradient tape, through the one definition of it
+ * (pretrainingTerms: MLM_sum/n_mlm + SBO_sum/n_sbo + NSP mean); `onStats` receives the batch's
+ * stats vector [9] (sums, hits and counts per objective) on the host.
+ */
+export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, onStats: (s: Float32Array) => void): () => tf.Scalar {
+  return () => {
+    if (model.config.objectives.includes('nsp') && !b.nextLabels) {
+      throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
+    }
+    const t = pretrainingTerms(model.forward(b, ctx), b)
+    onStats(t.stats.dataSync() as Float32Array)
+    return t.total
+  }
+}
+
+/** What one pre-training step reports (plain numbers, for metrics NDJSON). */
+export interface StepResult {
+  loss: number
+  mlm: number
+  sbo: number | null
+  nsp: number | null
+  gradNorm: number
+  lr: number
+}
+
+/** Loss stats and gradients of one batch, the way `span pretrain` computes them (caller disposes the gradients). */
+export function lossAndGrads(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext): {parts: number[]; stats: Float32Array; grads: Map<string, tf.Tensor>} {
+  let stats: Float32Array = new Float32Array(9)
+  const {loss, grads} = gradsByName(model.params, pretrainLoss(model, b, ctx, (s) => (stats = s)))
+  const per = (j: number) => (stats[3 * j + 2] > 0 ? stats[3 * j] / stats[3 * j + 2] : NaN)
+  return {parts: [loss, per(0), per(1), per(2)], stats, grads} // total, mlm, sbo, nsp (NaN when off)
+}
+
+/**
+ * One pre-training step on one batch through optimiserStep, exactly as `span pretrain` takes it
+ * with --accumulate 1: forward, backward, clipping to maxNorm, AdamW. Leaves no tensors behind.
+ */
+export function trainStep(model: SpanBertForPreTraining, opt: AdamW, b: Batch, lr: number, ctx: ForwardContext, maxNorm = 1.0): StepResult {
+  let stats: Float32Array = new Float32Array(9)
+  const r = optimiserStep(model.params, opt, [() => ({loss: pretrainLoss(model, b, ctx, (s) => (stats = s))})], lr, maxNorm)
+  const per = (j: number) => (stats[3 * j + 2] > 0 ? stats[3 * j] / stats[3 * j + 2] : null)
+  return {loss: r.losses[0], mlm: per(0) ?? NaN, sbo: per(1), nsp: per(2), gradNorm: r.gradNorm, lr}
 }

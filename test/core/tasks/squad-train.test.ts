@@ -12,7 +12,8 @@ import {BertForQuestionAnswering, batchTensors, qaFromTensors} from '../../../sr
 import {f32Tensor, type HostTensor} from '../../../src/core/model/safetensors.js'
 import {parseSquad, SquadFeaturizer, decodeQuestion} from '../../../src/core/tasks/squad/index.js'
 import {collateWindows, predictSquad, windowLogits} from '../../../src/core/tasks/squad/predict.js'
-import {buildTrainWindows, finetuneSquad, squadSchedule, type FinetuneConfig} from '../../../src/core/tasks/squad/train.js'
+import {buildTrainWindows, squadAdapter, type SquadFinetuneConfig} from '../../../src/core/tasks/squad/train.js'
+import {finetune, finetuneSchedule} from '../../../src/core/train/finetune-loop.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
 import {fixtureVocab, memoryWriter} from '../train/helpers.js'
@@ -109,8 +110,8 @@ describe('training windows', () => {
   })
 
   it('the schedule spans epochs × ceil(windows / (batch × accumulate)) steps, warm-up a proportion', () => {
-    const c = {lr: 1e-3, 'warmup-proportion': 0.1, epochs: 3, 'batch-size': 4, accumulate: 2} as FinetuneConfig
-    const {sched, stepsPerEpoch} = squadSchedule(c, 33)
+    const c = {lr: 1e-3, 'warmup-proportion': 0.1, epochs: 3, 'batch-size': 4, accumulate: 2} as SquadFinetuneConfig
+    const {sched, stepsPerEpoch} = finetuneSchedule(c, 33)
     expect(stepsPerEpoch).toBe(5)
     expect([sched.total, sched.warmup]).toEqual([15, 1])
     expect(sched.at(1)).toBeCloseTo(1e-3)
@@ -142,7 +143,7 @@ describe('finetuneSquad', () => {
     const model = BertForQuestionAnswering.init(config, 3)
     const before = Array.from(model.params.get('qa_outputs.weight').dataSync())
     const out = join(mkdtempSync(join(tmpdir(), 'span-squad-train-')), 'ckpt')
-    const c: FinetuneConfig = {
+    const c: SquadFinetuneConfig = {
       task: 'squad', init: 'test', train: 'mem.json', dev: 'mem.json', out, version: '1.1', cased: fixtureVocab.cased,
       'max-len': windows.maxLen, 'doc-stride': windows.docStride, 'max-query-len': windows.maxQueryLen, lr: 1e-3, 'warmup-proportion': 0.1,
       'weight-decay': 0.01, clip: 1, epochs: 2, 'batch-size': 2, accumulate: 2, seed: 1, backend: 'cpu', 'log-every': 1, 'n-best': 5, 'max-answer-len': 6, 'null-threshold': 0,
@@ -150,16 +151,17 @@ describe('finetuneSquad', () => {
     const {writer, records} = memoryWriter()
     const tensors = tf.memory().numTensors
     const progress = {start: () => {}, update: () => {}, stop: () => {}}
-    const best = await finetuneSquad({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, train: dataset, dev: dataset}, {out: writer, log: () => {}, progress})
+    const a = squadAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, train: dataset, dev: dataset}, () => {})
+    const {best} = await finetune(a, c, {resume: null, stopAt: null}, {out: writer, log: () => {}, progress})
     await writer.end()
     expect(tf.memory().numTensors).toBe(tensors)
     const recs = records()
     const dev = recs.filter((r) => r.split === 'dev')
     expect(dev).toHaveLength(2)
     expect(best).toBe(Math.max(...dev.map((r) => r.f1 as number)))
-    expect(recs.filter((r) => !r.split).every((r) => Number.isFinite(r.loss))).toBe(true)
+    expect(recs.filter((r) => !r.split && !r.checkpoint).every((r) => Number.isFinite(r.loss))).toBe(true)
     expect(Array.from(model.params.get('qa_outputs.weight').dataSync())).not.toEqual(before)
-    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'finetune_config.json']) expect(existsSync(join(out, f))).toBe(true)
+    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'finetune_config.json']) expect(existsSync(join(out, 'best', f))).toBe(true)
     model.dispose()
   })
 })

@@ -7,12 +7,12 @@ import {Rng} from '../../../src/core/data/rng.js'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../../../src/core/model/batch.js'
 import {EVAL} from '../../../src/core/model/layers.js'
-import {SpanBertForPreTraining} from '../../../src/core/model/pretraining.js'
+import {SpanBertForPreTraining, pretrainingTerms} from '../../../src/core/model/pretraining.js'
 import {STATE_FORMAT, saveTrainingCheckpoint, type TrainerState} from '../../../src/core/train/checkpointing.js'
 import {resolveConfig} from '../../../src/core/train/config.js'
 import {ExampleMaker} from '../../../src/core/train/examples.js'
 import {pretrain} from '../../../src/core/train/loop.js'
-import {evalBatch, objectiveTerms} from '../../../src/core/train/objective.js'
+import {evalBatch} from '../../../src/core/train/objective.js'
 import {AdamW} from '../../../src/core/train/optim.js'
 import {lineProgress} from '../../../src/core/train/progress.js'
 import {STREAM} from '../../../src/core/train/sampler.js'
@@ -51,7 +51,7 @@ describe('the training loop', () => {
   })
 })
 
-describe('objectiveTerms', () => {
+describe('pretrainingTerms', () => {
   it('gives the model\'s own loss (SpanBertForPreTraining.losses), with accuracies in [0, 1]', () => {
     const model = SpanBertForPreTraining.init(smallConfig(), 3)
     const b = toTensors(collate([example(12, 2, 5, new Rng(1)), example(10, 3, 4, new Rng(2))], {padId: 0, maxTargets: 4, maxPositions: 32}))
@@ -64,7 +64,7 @@ describe('objectiveTerms', () => {
     expect(ours.stats[1]).toBeLessThanOrEqual(b.nMlm)
     const before = tf.memory().numTensors
     tf.tidy(() => {
-      objectiveTerms(model.forward(b, EVAL), b)
+      pretrainingTerms(model.forward(b, EVAL), b)
     })
     expect(tf.memory().numTensors).toBe(before)
     disposeBatch(b)

@@ -1,62 +1,38 @@
 /**
- * `span finetune squad`: the start/end head and the encoder trained on SQuAD windows as
- * run_squad does (BERT §4.2; SpanBERT appendix B): AdamW, linear warm-up over a proportion of
- * the steps then linear decay, gradient clipping at 1.0, gradient accumulation; after every
- * epoch the dev set is predicted and scored by the official scorer, and the checkpoint with the
- * best F1 is kept.
+ * `span finetune squad` as a TaskAdapter of the one fine-tuning loop (train/finetune-loop.ts):
+ * run_squad's training windows (BERT §4.2; SpanBERT appendix B), its loss, and dev scoring with
+ * the official scorer. SQuAD 2.0 is scored as SpanBERT's run_squad does: the best non-null span
+ * of every question with its null odds, evaluate-v2.0's find_all_best_thresh, the checkpoint kept
+ * by best_f1 and its best_f1_thresh stored for `predict squad` (--eval-metric chooses).
  */
-import * as tf from '@tensorflow/tfjs'
-import {gradsByName} from '../../train/step.js'
-import cliProgress from 'cli-progress'
-import {copyFile, writeFile} from 'node:fs/promises'
-import type {Rng} from '../../data/rng.js'
+import {copyFile} from 'node:fs/promises'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../metrics/squad.js'
-import {VOCAB_FILE, writeFilesAtomically} from '../../model/checkpoint.js'
-import type {ForwardContext} from '../../model/layers.js'
-import {type BertForQuestionAnswering, qaModelFiles} from '../../model/qa.js'
+import {type CheckpointFile, VOCAB_FILE} from '../../model/checkpoint.js'
+import {type BertForQuestionAnswering, type QaHostBatch, qaModelFiles} from '../../model/qa.js'
 import {SpanError} from '../../stream/errors.js'
-import type {LineWriter} from '../../stream/writer.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
-import {addGrads, scaleGrads} from '../../train/objective.js'
-import {ADAMW_DEFAULTS, AdamW, clipByGlobalNorm} from '../../train/optim.js'
-import {STREAM, deriveRng, permutation} from '../../train/sampler.js'
-import {LinearSchedule} from '../../train/schedule.js'
+import type {DevScores, TaskAdapter} from '../../train/adapter.js'
+import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
 import type {SquadDataset, SquadExample, SquadVersion} from './dataset.js'
 import type {WindowOptions} from './features.js'
 import {SquadFeaturizer} from './featurizer.js'
 import {collateWindows, predictSquad} from './predict.js'
 
+/** The metrics that can choose SQuAD's best checkpoint (--eval-metric). */
+export const SQUAD_EVAL_METRICS = ['f1', 'exact', 'best_f1', 'best_exact'] as const
+
 /** The resolved settings of a run, saved as finetune_config.json beside the model. */
-export interface FinetuneConfig {
+export interface SquadFinetuneConfig extends FinetuneSettings {
   task: 'squad'
-  init: string
-  train: string
-  dev: string | null
-  out: string
   version: SquadVersion
-  cased: boolean
-  'max-len': number
   'doc-stride': number
   'max-query-len': number
-  lr: number
-  'warmup-proportion': number
-  'weight-decay': number
-  clip: number
-  epochs: number
-  'batch-size': number
-  accumulate: number
-  seed: number
-  backend: string
-  /** native backend threads; null: every core */
-  threads?: number | null
-  'log-every': number
   'n-best': number
   'max-answer-len': number
   'null-threshold': number
+  /** the dev metric that decides the best checkpoint; null: best_f1 for v2.0, f1 for v1.1 */
+  'eval-metric'?: string | null
 }
-
-export const FINETUNE_CONFIG_FILE = 'finetune_config.json'
-export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json'
 
 /** A training window, compact: its ids, where the passage starts, and its labels (0 = [CLS]). */
 export interface TrainWindow {
@@ -66,8 +42,15 @@ export interface TrainWindow {
   end: number
 }
 
-export function windowOptions(c: FinetuneConfig): WindowOptions {
+export function windowOptions(c: SquadFinetuneConfig): WindowOptions {
   return {maxLen: c['max-len'], docStride: c['doc-stride'], maxQueryLen: c['max-query-len']}
+}
+
+/** The metric that keeps the best checkpoint: --eval-metric, else best_f1 (v2.0) or f1 (v1.1). */
+export function squadEvalMetric(c: SquadFinetuneConfig): string {
+  const m = c['eval-metric'] ?? (c.version === '2.0' ? 'best_f1' : 'f1')
+  if (m.startsWith('best_') && c.version !== '2.0') throw new SpanError(`--eval-metric ${m} is for SQuAD v2.0 (it tunes the null threshold)`)
+  return m
 }
 
 /**
@@ -95,9 +78,9 @@ function checkV1Trainable(ex: SquadExample, source: string): void {
   }
 }
 
-/** Everything a run needs; the caller owns (and disposes) the model. */
-export interface FinetuneRun {
-  config: FinetuneConfig
+/** What the adapter needs; the caller owns (and disposes) the model. */
+export interface SquadRun {
+  config: SquadFinetuneConfig
   model: BertForQuestionAnswering
   tokenizer: WordPieceTokenizer
   vocabPath: string
@@ -105,169 +88,52 @@ export interface FinetuneRun {
   dev: SquadDataset | null
 }
 
-export interface FinetuneIO {
-  out: LineWriter // metrics NDJSON (stdout)
-  log: (line: string) => void // stderr
-  progress: SquadProgress
-}
-
-/** The run's learning-rate schedule: run_squad's num_train_steps and warm-up proportion. */
-export function squadSchedule(c: FinetuneConfig, nWindows: number): {sched: LinearSchedule; stepsPerEpoch: number} {
-  const stepsPerEpoch = Math.ceil(nWindows / (c['batch-size'] * c.accumulate))
-  const total = stepsPerEpoch * c.epochs
-  return {sched: new LinearSchedule(c.lr, Math.floor(total * c['warmup-proportion']), total), stepsPerEpoch}
-}
-
-/** Trains for c.epochs; returns the best dev F1 (or null without --dev). */
-export async function finetuneSquad(run: FinetuneRun, io: FinetuneIO): Promise<number | null> {
+/** The SQuAD task for the fine-tuning loop (see train/adapter.ts). */
+export function squadAdapter(run: SquadRun, log: (line: string) => void): TaskAdapter<TrainWindow, QaHostBatch> {
   const c = run.config
   const {windows, skipped} = buildTrainWindows(run.train, c.version, run.tokenizer, windowOptions(c))
-  const {sched, stepsPerEpoch} = squadSchedule(c, windows.length)
-  io.log(`${run.train.examples.length} questions, ${windows.length} windows${skipped ? ` (${skipped} questions skipped: answer not found in the passage)` : ''}; ` +
-    `${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
-  const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
-  const dropout = deriveRng(c.seed, STREAM.dropout)
-  let best: number | null = null
-  let step = 0
-  io.progress.start(sched.total)
-  try {
-    for (let epoch = 0; epoch < c.epochs; epoch++) {
-      step = await trainEpoch(run, io, {opt, dropout, sched, windows, epoch, step, stepsPerEpoch})
-      best = await endOfEpoch(run, io, epoch, step, best)
-    }
-  } finally {
-    io.progress.stop()
-    opt.dispose()
+  log(`${run.train.examples.length} questions, ${windows.length} windows${skipped ? ` (${skipped} questions skipped: answer not found in the passage)` : ''}`)
+  const pad = run.tokenizer.vocab.special.pad
+  return {
+    task: 'squad', params: run.model.params, units: windows,
+    tokens: (w) => w.ids.length,
+    collate: (ws) => collateWindows(ws, pad, true),
+    loss: (b, ctx) => run.model.loss(b, ctx),
+    evaluate: async () => (run.dev ? devScores(run) : null),
+    metric: squadEvalMetric(c), higherIsBetter: true,
+    files: (state) => squadCheckpointFiles(run, state),
   }
-  return best
-}
-
-interface EpochState {
-  opt: AdamW
-  dropout: Rng
-  sched: LinearSchedule
-  windows: TrainWindow[]
-  epoch: number
-  step: number
-  stepsPerEpoch: number
-}
-
-/** One pass over the windows in a fresh seeded order; returns the step count after it. */
-async function trainEpoch(run: FinetuneRun, io: FinetuneIO, s: EpochState): Promise<number> {
-  const c = run.config
-  const order = permutation(s.windows.length, deriveRng(c.seed, STREAM.order, s.epoch))
-  const perStep = c['batch-size'] * c.accumulate
-  let step = s.step
-  let losses: number[] = []
-  for (let k = 0; k < s.stepsPerEpoch; k++) {
-    const ids = Array.from(order.subarray(k * perStep, (k + 1) * perStep))
-    const lr = s.sched.at(step + 1)
-    losses.push(optimiseStep(run, s, ids.map((i) => s.windows[i]), lr))
-    step++
-    io.progress.update(step, losses[losses.length - 1])
-    if (step % c['log-every'] === 0 || k === s.stepsPerEpoch - 1) {
-      await io.out.record({step, epoch: s.epoch + 1, loss: mean(losses), lr})
-      losses = []
-    }
-  }
-  return step
 }
 
 /**
- * One update over `accumulate` micro-batches of --batch-size windows: gradients averaged over
- * the micro-batches, clipped to a global norm of --clip, one AdamW step. Returns the mean loss.
+ * Exact match and F1 of the dev set (the official scorer's numbers, 0–100). v2.0: every
+ * question's best non-null span with its null odds (score_null − best span score), scored
+ * with the odds as na-probs (evaluate-v2.0 --na-prob-file, --na-prob-thresh = --null-threshold),
+ * which adds best_exact, best_f1 and their thresholds.
  */
-function optimiseStep(run: FinetuneRun, s: EpochState, windows: TrainWindow[], lr: number): number {
-  const c = run.config
-  const ctx: ForwardContext = {training: true, rng: s.dropout}
-  const acc = new Map<string, tf.Tensor>()
-  let total = 0
-  let micro = 0
-  try {
-    for (let at = 0; at < windows.length; at += c['batch-size']) {
-      const b = collateWindows(windows.slice(at, at + c['batch-size']), run.tokenizer.vocab.special.pad, true)
-      const r = gradsByName(run.model.params, () => run.model.loss(b, ctx))
-      addGrads(acc, r.grads)
-      total += r.loss
-      micro++
-    }
-    scaleGrads(acc, 1 / micro)
-    const {scale} = clipByGlobalNorm(acc, c.clip > 0 ? c.clip : Infinity)
-    s.opt.apply(run.model.params.entries(), acc, lr, scale)
-    return total / micro
-  } finally {
-    tf.dispose([...acc.values()])
-  }
-}
-
-/** After an epoch: score the dev set and keep the checkpoint if its F1 is the best; without dev, keep the latest. */
-async function endOfEpoch(run: FinetuneRun, io: FinetuneIO, epoch: number, step: number, best: number | null): Promise<number | null> {
-  if (!run.dev) {
-    await saveSquadCheckpoint(run, {epoch: epoch + 1, step})
-    return null
-  }
-  const scores = await devScores(run)
-  const improved = best === null || scores.f1 > best
-  await io.out.record({split: 'dev', epoch: epoch + 1, step, ...scores, best: improved})
-  if (improved) await saveSquadCheckpoint(run, {epoch: epoch + 1, step, dev_scores: scores})
-  return improved ? scores.f1 : best
-}
-
-/** Exact match and F1 of the dev set (the official scorer's numbers, 0–100), plus v2.0's breakdown. */
-export async function devScores(run: FinetuneRun): Promise<{exact: number; f1: number} & Record<string, number>> {
+export async function devScores(run: SquadRun): Promise<DevScores> {
   const c = run.config
   const dev = run.dev as SquadDataset
   const v2 = c.version === '2.0'
   const preds = await predictSquad(run.model, run.tokenizer, dev.examples, {
     windows: windowOptions(c), batchSize: c['batch-size'],
-    decode: {nBest: c['n-best'], maxAnswerLen: c['max-answer-len'], v2, nullThreshold: c['null-threshold']},
+    decode: {nBest: c['n-best'], maxAnswerLen: c['max-answer-len'], v2, nullThreshold: v2 ? Infinity : c['null-threshold']},
   })
   const predictions = new Map(preds.map((p) => [p.qid, p.text]))
   const gold: GoldQuestion[] = dev.examples.map((ex) => ({id: ex.id, answers: ex.answers.map((a) => a.text)}))
   if (v2) {
-    const r = evaluateV2(gold, predictions)
-    return {...r, exact: r.exact, f1: r.f1}
+    const naProbs = new Map(preds.map((p) => [p.qid, p.nullOdds ?? 0]))
+    return evaluateV2(gold, predictions, {naProbs, naProbThresh: c['null-threshold']})
   }
   const r = evaluateV1(gold.filter((q) => q.answers.length > 0), predictions)
   return {exact: r.exact_match, f1: r.f1}
 }
 
-/** config.json + model.safetensors + vocab.txt + tokenizer_config.json + finetune_config.json, all or nothing. */
-export async function saveSquadCheckpoint(run: FinetuneRun, state: Record<string, unknown>): Promise<void> {
-  const c = run.config
-  await writeFilesAtomically(c.out, [
+/** config.json + model.safetensors + vocab.txt + tokenizer_config.json + finetune_config.json (with state). */
+export async function squadCheckpointFiles(run: SquadRun, state: Record<string, unknown>): Promise<CheckpointFile[]> {
+  return [
     ...(await qaModelFiles(run.model)),
-    {name: VOCAB_FILE, write: (p) => copyFile(run.vocabPath, p)},
-    {name: TOKENIZER_CONFIG_FILE, write: (p) => writeFile(p, JSON.stringify({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer'}, null, 2) + '\n')},
-    {name: FINETUNE_CONFIG_FILE, write: (p) => writeFile(p, JSON.stringify({...c, ...state}, null, 2) + '\n')},
-  ])
-}
-
-function mean(xs: number[]): number {
-  return xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1)
-}
-
-/** Progress on stderr: a cli-progress bar when stderr is a terminal, else a line every `every` ms. */
-export interface SquadProgress {
-  start(total: number): void
-  update(step: number, loss: number): void
-  stop(): void
-}
-
-export function makeSquadProgress(stream: NodeJS.WriteStream = process.stderr, every = 30_000): SquadProgress {
-  if (stream.isTTY) {
-    const bar = new cliProgress.SingleBar({stream, hideCursor: true, format: 'finetune squad [{bar}] {value}/{total} steps | loss {loss} | eta {eta_formatted}'}, cliProgress.Presets.shades_classic)
-    return {start: (t) => bar.start(t, 0, {loss: '-'}), update: (s, l) => bar.update(s, {loss: l.toFixed(3)}), stop: () => bar.stop()}
-  }
-  let total = 0
-  let last = Date.now()
-  return {
-    start: (t) => void (total = t),
-    update(s, l) {
-      if (Date.now() - last < every && s !== total) return
-      last = Date.now()
-      stream.write(`finetune squad: step ${s}/${total} loss ${l.toFixed(4)}\n`)
-    },
-    stop() {},
-  }
+    {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)},
+    ...configFiles(run.config, state),
+  ]
 }

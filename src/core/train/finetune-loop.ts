@@ -1,0 +1,214 @@
+/**
+ * The one fine-tuning loop of every task (BERT §4, run_classifier / run_squad; SpanBERT
+ * appendix B): epochs → a seeded order → --accumulate micro-batches per step → clipping →
+ * AdamW on a linear warm-up/decay schedule → evaluation every --eval-every steps and at each
+ * epoch's end → the best checkpoint kept in best/, the newest --keep resumable checkpoint-STEP/
+ * directories beside it, --patience early stopping, --stop-at and an exact --resume. What is the
+ * task's own comes through a TaskAdapter (adapter.ts).
+ */
+import {join} from 'node:path'
+import {Rng} from '../data/rng.js'
+import {writeFilesAtomically} from '../model/checkpoint.js'
+import type {ForwardContext} from '../model/layers.js'
+import type {LineWriter} from '../stream/writer.js'
+import type {DevScores, TaskAdapter} from './adapter.js'
+import type {FinetuneSettings} from './finetune-config.js'
+import {ADAMW_DEFAULTS, AdamW} from './optim.js'
+import type {Progress} from './progress.js'
+import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
+import {STREAM, deriveRng, epochOrder} from './sampler.js'
+import {LinearSchedule} from './schedule.js'
+import {type FinetuneState, loadFinetuneState, stateFiles} from './finetune-state.js'
+import {type MicroBatch, optimiserStep} from './step.js'
+
+export interface FinetuneIO {
+  out: LineWriter // metrics NDJSON (stdout)
+  log: (line: string) => void // stderr
+  progress: Progress
+  /** called after every step (tests: tensor counts) */
+  onStep?: (step: number) => void
+  /** receives every scalar the run reports (TensorBoard) */
+  scalar?: (tag: string, value: number, step: number) => void
+}
+
+/** Where this invocation starts and stops (not part of the saved config). */
+export interface FinetuneRunOptions {
+  resume: string | null // a checkpoint-STEP/ directory
+  stopAt: number | null
+}
+
+export interface FinetuneOutcome {
+  best: number | null // the best dev metric (null without dev)
+  step: number
+  stopped: 'done' | 'stop-at' | 'patience'
+}
+
+/** The schedule: run_classifier's num_train_steps (ceil of units / (batch × accumulate), × epochs) and warm-up proportion. */
+export function finetuneSchedule(c: FinetuneSettings, units: number): {sched: LinearSchedule; stepsPerEpoch: number} {
+  const stepsPerEpoch = Math.ceil(units / (c['batch-size'] * c.accumulate))
+  const total = stepsPerEpoch * c.epochs
+  return {sched: new LinearSchedule(c.lr, Math.floor(total * c['warmup-proportion']), total), stepsPerEpoch}
+}
+
+/** Everything the loop mutates. */
+interface Loop<U, B> {
+  a: TaskAdapter<U, B>
+  c: FinetuneSettings
+  io: FinetuneIO
+  n: number // units trained on (--max-train-examples)
+  opt: AdamW
+  sched: LinearSchedule
+  stepsPerEpoch: number
+  s: FinetuneState
+  dropout: Rng
+  order: Uint32Array | null // of s.epoch
+}
+
+/** Trains the adapter's task as the settings say; see the module comment. */
+export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: FinetuneRunOptions, io: FinetuneIO): Promise<FinetuneOutcome> {
+  const n = Math.min(a.units.length, c['max-train-examples'] ?? Infinity)
+  const {sched, stepsPerEpoch} = finetuneSchedule(c, n)
+  io.log(`${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
+  const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
+  try {
+    const s: FinetuneState = o.resume ? await loadFinetuneState(o.resume, opt, a.params) : freshState(c)
+    if (o.resume) io.log(`resuming at step ${s.step} (epoch ${s.epoch + 1}, step ${s.batch} of it)`)
+    const loop: Loop<U, B> = {a, c, io, n, opt, sched, stepsPerEpoch, s, dropout: Rng.fromState(s.dropout_rng), order: null}
+    return await run(loop, o.stopAt ?? Infinity)
+  } finally {
+    opt.dispose()
+  }
+}
+
+function freshState(c: FinetuneSettings): FinetuneState {
+  return {format: 'span-finetune-state/1', step: 0, epoch: 0, batch: 0, dropout_rng: deriveRng(c.seed, STREAM.dropout).state(), best: null, best_step: null, stale: 0}
+}
+
+/** Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. */
+async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome> {
+  const {c, s} = l
+  l.io.progress.start(l.sched.total, s.step)
+  try {
+    let window = newWindow()
+    while (s.epoch < c.epochs) {
+      if (s.batch === l.stepsPerEpoch) {
+        s.epoch++
+        s.batch = 0
+        l.order = null
+        continue
+      }
+      if (s.step >= stopAt) return await stopHere(l)
+      await trainStep(l, window)
+      if (s.step % c['log-every'] === 0 || s.batch === l.stepsPerEpoch) window = await logWindow(l, window)
+      const endOfEpoch = s.batch === l.stepsPerEpoch
+      if (endOfEpoch || (c['eval-every'] && s.step % c['eval-every'] === 0)) {
+        if (await evaluation(l) === 'patience') return {best: s.best, step: s.step, stopped: 'patience'}
+      }
+      l.io.onStep?.(s.step)
+    }
+    return {best: s.best, step: s.step, stopped: 'done'}
+  } finally {
+    l.io.progress.stop()
+  }
+}
+
+/** The metrics of the steps since the last record. */
+interface Window {
+  losses: number[]
+  tokens: number
+  seconds: number
+  lr: number
+  gradNorm: number
+}
+
+function newWindow(): Window {
+  return {losses: [], tokens: 0, seconds: 0, lr: 0, gradNorm: 0}
+}
+
+/** One update over the next batch × accumulate units of the epoch's order. */
+async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
+  const {a, c, s} = l
+  const perStep = c['batch-size'] * c.accumulate
+  l.order ??= epochOrder(l.n, c.seed, s.epoch, c['group-by-length'] ? (i) => a.tokens(a.units[i]) : null, perStep)
+  const ids = l.order.subarray(s.batch * perStep, (s.batch + 1) * perStep)
+  const ctx: ForwardContext = {training: true, rng: l.dropout}
+  const micro: (() => MicroBatch)[] = []
+  for (let at = 0; at < ids.length; at += c['batch-size']) {
+    const units = Array.from(ids.subarray(at, at + c['batch-size']), (i) => a.units[i])
+    w.tokens += units.reduce((t, u) => t + a.tokens(u), 0)
+    micro.push(() => ({loss: () => a.loss(a.collate(units), ctx)}))
+  }
+  const t0 = performance.now()
+  const lr = l.sched.at(s.step + 1)
+  const r = optimiserStep(a.params, l.opt, micro, lr, c.clip)
+  w.seconds += (performance.now() - t0) / 1000
+  s.step++
+  s.batch++
+  s.dropout_rng = l.dropout.state()
+  w.losses.push(r.losses.reduce((x, y) => x + y, 0) / r.losses.length)
+  Object.assign(w, {lr, gradNorm: r.gradNorm})
+  l.io.progress.update(s.step, w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
+  await new Promise((resolve) => setImmediate(resolve))
+}
+
+async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
+  const loss = w.losses.reduce((x, y) => x + y, 0) / Math.max(w.losses.length, 1)
+  const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
+  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps})
+  for (const [tag, v] of [['train/loss', loss], ['train/lr', w.lr], ['train/grad_norm', w.gradNorm]] as const) l.io.scalar?.(tag, v, l.s.step)
+  return newWindow()
+}
+
+async function emit(io: FinetuneIO, rec: Record<string, unknown>): Promise<void> {
+  await io.out.record(rec)
+  await io.out.flush()
+}
+
+/**
+ * Scores dev, keeps best/ when the metric improved (every time without dev), writes the
+ * resumable checkpoint-STEP/ and rotates; 'patience' when --patience evaluations passed
+ * without improvement.
+ */
+async function evaluation<U, B>(l: Loop<U, B>): Promise<'go' | 'patience'> {
+  const {a, s} = l
+  const scores = await a.evaluate()
+  const value = scores ? scores[a.metric] : null
+  const improved = value === null || s.best === null || (a.higherIsBetter ? value > s.best : value < s.best)
+  if (scores) {
+    await emit(l.io, {split: 'dev', epoch: s.epoch + 1, step: s.step, ...scores, best: improved})
+    for (const [k, v] of Object.entries(scores)) l.io.scalar?.(`dev/${k}`, v, s.step)
+  }
+  if (improved) {
+    s.best = value
+    s.best_step = s.step
+    s.stale = 0
+    await writeFilesAtomically(join(l.c.out, BEST_DIR), await a.files(savedState(l, scores)))
+  } else {
+    s.stale++
+  }
+  await saveCheckpoint(l, scores)
+  const patience = l.c.patience ?? null
+  if (patience !== null && scores && s.stale >= patience) {
+    l.io.log(`no better ${a.metric} in ${s.stale} evaluations (--patience ${patience}): stopping at step ${s.step}; the best was at step ${s.best_step}`)
+    return 'patience'
+  }
+  return 'go'
+}
+
+function savedState<U, B>(l: Loop<U, B>, scores: DevScores | null): Record<string, unknown> {
+  return {epoch: l.s.epoch + 1, step: l.s.step, ...(scores ? {dev_scores: scores} : {})}
+}
+
+/** checkpoint-STEP/: the model files, the optimiser and the loop's state, in one atomic write; then rotation. */
+async function saveCheckpoint<U, B>(l: Loop<U, B>, scores: DevScores | null): Promise<void> {
+  const dir = checkpointDir(l.c.out, l.s.step)
+  await writeFilesAtomically(dir, [...(await l.a.files(savedState(l, scores))), ...(await stateFiles(l.opt, l.s))])
+  await emit(l.io, {step: l.s.step, checkpoint: dir})
+  await rotateCheckpoints(l.c.out, l.c.keep ?? 1)
+}
+
+async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {
+  await saveCheckpoint(l, null)
+  l.io.log(`stopped at step ${l.s.step} (--stop-at); continue with --resume ${l.c.out}`)
+  return {best: l.s.best, step: l.s.step, stopped: 'stop-at'}
+}

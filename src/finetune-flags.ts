@@ -1,0 +1,111 @@
+import {Flags} from '@oclif/core'
+import {join} from 'node:path'
+import {numberFlag} from './base.js'
+import {backendFlags} from './backend-flags.js'
+import {VOCAB_FILE, isCheckpoint} from './core/model/checkpoint.js'
+import {PRESETS} from './core/model/config.js'
+import {SpanError} from './core/stream/errors.js'
+import {LineWriter} from './core/stream/writer.js'
+import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
+import type {TaskAdapter} from './core/train/adapter.js'
+import {type FinetuneSettings, checkResumeConfig, readFinetuneConfig} from './core/train/finetune-config.js'
+import {finetune} from './core/train/finetune-loop.js'
+import {makeProgress} from './core/train/progress.js'
+import {modelDir, resumeDir} from './core/train/run-dir.js'
+import {TRAINER_STATE_FILE} from './core/train/state.js'
+
+/**
+ * The flags every `finetune TASK` command shares, defined once: the model to start from, the
+ * data, the loop's settings (train/finetune-loop.ts) and the run's control. `d` holds the task's
+ * own defaults (BERT's run_classifier and run_squad differ in learning rate and length).
+ */
+export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; unit: string}) {
+  return {
+    init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT; a run directory means its best/)', exclusive: ['preset']}),
+    preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
+    vocab: Flags.string({description: 'vocabulary of a --preset model (default: the embedded one)', dependsOn: ['preset']}),
+    out: Flags.string({description: 'run directory: best/ and checkpoint-STEP/ go there', required: true}),
+    cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
+    uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
+    'max-len': Flags.integer({description: `max_seq_length: tokens per ${d.unit}`, default: d.maxLen, min: d.minLen}),
+    lr: numberFlag('peak learning rate', {default: d.lr, min: 0}),
+    'warmup-proportion': numberFlag('share of the steps spent warming up', {default: 0.1, min: 0}),
+    'weight-decay': numberFlag('AdamW decoupled weight decay', {default: 0.01, min: 0}),
+    clip: numberFlag('gradient clipping: largest global L2 norm (0: off)', {default: 1.0, min: 0}),
+    epochs: Flags.integer({description: 'passes over the training set', default: 3, min: 1}),
+    'batch-size': Flags.integer({description: `${d.unit}s per micro-batch (and per inference batch)`, default: 32, min: 1}),
+    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1}),
+    seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),
+    ...backendFlags(),
+    'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
+    'eval-every': Flags.integer({description: 'also evaluate and checkpoint every N steps (default: at epoch ends only)', min: 1}),
+    keep: Flags.integer({description: 'checkpoint-STEP/ directories kept, the newest (best/ is kept besides)', default: 1, min: 1}),
+    patience: Flags.integer({description: 'stop after N evaluations without a better dev score', min: 1}),
+    'max-train-examples': Flags.integer({description: `train on the first N ${d.unit}s only`, min: 1}),
+    'group-by-length': Flags.boolean({description: `batch ${d.unit}s of similar length together (seeded)`}),
+    'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 0}),
+    resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly'}),
+    tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
+  }
+}
+
+type Given = Record<string, unknown>
+
+/** The loop's settings from the flags (the task adds its own keys). */
+export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSettings {
+  const g = f as Record<string, never>
+  return {
+    task, init: f.init ? String(f.init) : f.preset ? `preset:${String(f.preset)}` : `resume:${String(f.resume)}`, train: g.train, dev: g.dev ?? null, out: g.out,
+    cased, 'max-len': g['max-len'], lr: g.lr, 'warmup-proportion': g['warmup-proportion'], 'weight-decay': g['weight-decay'], clip: g.clip,
+    epochs: g.epochs, 'batch-size': g['batch-size'], accumulate: g.accumulate, seed: g.seed, backend: g.backend, threads: g.threads ?? null,
+    'log-every': g['log-every'], 'eval-every': g['eval-every'] ?? null, keep: g.keep, patience: g.patience ?? null,
+    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']),
+  }
+}
+
+/** Where the model comes from: the resumed checkpoint, else --init (a run directory: its best/), else null (--preset). */
+export async function modelSource(f: Given): Promise<{dir: string | null; resume: string | null}> {
+  if (f.resume) {
+    const dir = await resumeDir(String(f.resume), TRAINER_STATE_FILE)
+    if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.resume)}: no checkpoint to resume from`)
+    return {dir, resume: dir}
+  }
+  if (!f.init && !f.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
+  if (!f.init) return {dir: null, resume: null}
+  const dir = modelDir(String(f.init))
+  if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.init)}: not a checkpoint directory (no config.json)`)
+  return {dir, resume: null}
+}
+
+/** The vocabulary (the model's, else --vocab or the embedded one) and the casing the run uses. */
+export function runVocab(f: Given, dir: string | null): {vocab: Vocab; cased: boolean} {
+  const vocab = loadVocab(dir ? join(dir, VOCAB_FILE) : ((f.vocab as string | undefined) ?? DEFAULT_VOCAB))
+  return {vocab, cased: f.cased ? true : f.uncased ? false : vocab.cased}
+}
+
+/** Runs the loop with metrics on stdout and progress on stderr; a resumed run must keep its settings. */
+export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
+  if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
+  const out = new LineWriter(process.stdout)
+  const label = `finetune ${a.task}`
+  await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(label)})
+  await out.end()
+}
+
+/** The flags every `predict TASK` command shares. */
+export function predictFlags(task: string, unit: string) {
+  return {
+    model: Flags.string({description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/)`, required: true}),
+    data: Flags.string({description: 'the data to predict', required: true}),
+    'max-len': Flags.integer({description: `tokens per ${unit} (default: the model's fine-tuning setting)`, min: 4}),
+    'batch-size': Flags.integer({description: `${unit}s per forward pass`, default: 32, min: 1}),
+    ...backendFlags(),
+  }
+}
+
+/** --model as a checkpoint directory (a run directory: its best/) and its finetune_config.json. */
+export async function predictModel(model: string): Promise<{dir: string; saved: Record<string, unknown>}> {
+  const dir = modelDir(model)
+  if (!(await isCheckpoint(dir))) throw new SpanError(`${model}: not a checkpoint directory (no config.json)`)
+  return {dir, saved: await readFinetuneConfig(dir)}
+}
