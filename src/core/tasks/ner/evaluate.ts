@@ -1,0 +1,58 @@
+/**
+ * `span eval ner`: the rows conlleval reads (token ... GOLD PRED) from a prediction file in one
+ * of three forms, checked against the gold CoNLL file line by line:
+ *   token GOLD PRED              what conlleval reads (its gold column must equal G's tags)
+ *   G's layout + PRED            what `span predict ner` writes
+ *   token PRED                   aligned with G's token lines
+ * Blank and -DOCSTART- lines come from G; a prediction file without -DOCSTART- lines is aligned
+ * on its token lines (those lines then get O, as conlleval sees them in G).
+ */
+import {errorAt, SpanError} from '../../stream/errors.js'
+import {ConllFormatError, conllCount, splitConllLine, type ConllCounts} from '../../metrics/conlleval.js'
+import {readTaskText} from '../common/records.js'
+import {parseConll, type ConllFile, type ConllLine} from './read.js'
+
+/** Rows for conlleval from gold and prediction files. */
+export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
+  const gl = gold.lines.filter((l) => l.kind !== 'blank')
+  let pl = pred.lines.filter((l) => l.kind !== 'blank')
+  const tokensOnly = pl.length !== gl.length
+  if (tokensOnly) pl = pred.lines.filter((l) => l.kind === 'token')
+  const gt = tokensOnly ? gl.filter((l) => l.kind === 'token') : gl
+  if (pl.length !== gt.length) throw new SpanError(`${pred.source}: ${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
+  const predOf = new Map<ConllLine, string>()
+  gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred)))
+  return gold.lines.map((g) => (g.kind === 'blank' ? [] : [...g.fields, predOf.get(g) ?? 'O']))
+}
+
+function predictedTag(g: ConllLine, p: ConllLine, gold: ConllFile, pred: ConllFile): string {
+  if (p.fields[0] !== g.fields[0]) throw errorAt(pred.source, p.line, `token ${JSON.stringify(p.fields[0])} where ${gold.source}:${g.line} has ${JSON.stringify(g.fields[0])}`)
+  const tag = p.fields[p.fields.length - 1]
+  if (p.fields.length < 2) throw errorAt(pred.source, p.line, 'no predicted tag (expected token PRED, token GOLD PRED or the gold layout with PRED last)')
+  const goldTag = g.fields[g.fields.length - 1]
+  const theirs = p.fields[p.fields.length - 2]
+  if (p.kind === 'token' && p.fields.length >= 3 && theirs !== goldTag) {
+    throw errorAt(pred.source, p.line, `gold column ${JSON.stringify(theirs)} differs from ${gold.source}:${g.line} (${JSON.stringify(goldTag)})`)
+  }
+  return tag
+}
+
+/** Counts of a gold/prediction pair, or of a conlleval file alone (gold = null). */
+export function evaluateNerFiles(goldPath: string | null, predPath: string): ConllCounts {
+  try {
+    if (goldPath === null) return conllCount(conllLines(readTaskText(predPath)))
+    const gold = parseConll(readTaskText(goldPath), goldPath, {labeled: true})
+    const pred = parseConll(readTaskText(predPath), predPath, {labeled: false})
+    return conllCount(conllRows(gold, pred))
+  } catch (err) {
+    if (err instanceof ConllFormatError) throw errorAt(goldPath ?? predPath, err.line, err.message)
+    throw err
+  }
+}
+
+/** A conlleval input text as rows (trailing \r dropped). */
+function conllLines(text: string): string[][] {
+  const ls = text.split('\n')
+  if (ls[ls.length - 1] === '') ls.pop()
+  return ls.map((l) => splitConllLine(l.endsWith('\r') ? l.slice(0, -1) : l))
+}

@@ -1,0 +1,112 @@
+/**
+ * CoNLL-2003 files as distributed: `token POS chunk TAG` per line (any number of columns, the
+ * tag last), `-DOCSTART-` lines between documents, blank lines between sentences. Tags are IOB1
+ * (`I-` opens a chunk; `B-` only between two chunks of one type) or IOB2 (every chunk opens
+ * with `B-`); the scheme is detected unless given. span trains on IOB2 tags and writes
+ * predictions back in the file's scheme.
+ */
+import {errorAt, SpanError} from '../../stream/errors.js'
+import {readTaskText} from '../common/records.js'
+
+export type TagScheme = 'iob1' | 'iob2'
+
+/** One line of the file, as it was, with its fields. */
+export interface ConllLine {
+  text: string
+  line: number
+  kind: 'token' | 'docstart' | 'blank'
+  fields: string[]
+}
+
+export interface ConllSentence {
+  /** indices into the file's lines */
+  lines: number[]
+  words: string[]
+  /** tags as in the file, or null when the file has only tokens */
+  tags: string[] | null
+}
+
+export interface ConllFile {
+  source: string
+  lines: ConllLine[]
+  sentences: ConllSentence[]
+  /** fields per token line */
+  width: number
+  labeled: boolean
+}
+
+const TAG = /^(O|[BI]-\S+)$/
+
+/** Splits a file into lines and sentences; every token line must have the first one's width. */
+export function parseConll(text: string, source: string, opts: {labeled: boolean}): ConllFile {
+  const raw = text.split('\n')
+  if (raw[raw.length - 1] === '') raw.pop()
+  const lines: ConllLine[] = []
+  const sentences: ConllSentence[] = []
+  let width = -1
+  let cur: number[] = []
+  const close = () => {
+    if (cur.length > 0) sentences.push(sentenceOf(lines, cur, opts.labeled))
+    cur = []
+  }
+  raw.forEach((r, i) => {
+    const t = r.endsWith('\r') ? r.slice(0, -1) : r
+    const fields = t.trim() === '' ? [] : t.trim().split(/\s+/)
+    const kind = fields.length === 0 ? 'blank' : fields[0] === '-DOCSTART-' ? 'docstart' : 'token'
+    lines.push({text: t, line: i + 1, kind, fields})
+    if (kind !== 'token') return close()
+    if (width < 0) width = fields.length
+    if (fields.length !== width) throw errorAt(source, i + 1, `expected ${width} columns as on the first token line, got ${fields.length}`)
+    if (opts.labeled && fields.length < 2) throw errorAt(source, i + 1, 'expected a tag in the last column (token ... TAG)')
+    if (opts.labeled && !TAG.test(fields[fields.length - 1])) throw errorAt(source, i + 1, `not an IOB tag: ${JSON.stringify(fields[fields.length - 1])} (expected O, B-TYPE or I-TYPE)`)
+    cur.push(lines.length - 1)
+  })
+  close()
+  if (sentences.length === 0) throw new SpanError(`${source}: no token lines (not a CoNLL file?)`)
+  return {source, lines, sentences, width, labeled: opts.labeled}
+}
+
+function sentenceOf(lines: ConllLine[], idx: number[], labeled: boolean): ConllSentence {
+  const words = idx.map((i) => lines[i].fields[0])
+  const tags = labeled ? idx.map((i) => lines[i].fields[lines[i].fields.length - 1]) : null
+  return {lines: idx, words, tags}
+}
+
+/** Reads a CoNLL file from disk (see parseConll). */
+export function readConllFile(path: string, opts: {labeled: boolean}): ConllFile {
+  return parseConll(readTaskText(path), path, opts)
+}
+
+const typeOf = (tag: string) => (tag === 'O' ? null : tag.slice(2))
+
+/** IOB1 when some `I-` opens a chunk (after O, at a sentence start or after another type), else IOB2. */
+export function detectScheme(sentences: (string[] | null)[]): TagScheme {
+  for (const tags of sentences) {
+    if (!tags) continue
+    for (let i = 0; i < tags.length; i++) if (tags[i].startsWith('I-') && (i === 0 || typeOf(tags[i - 1]) !== typeOf(tags[i]))) return 'iob1'
+  }
+  return 'iob2'
+}
+
+/** Tags of one sentence in IOB2 (from either scheme: an `I-` that opens a chunk becomes `B-`). */
+export function toIob2(tags: string[]): string[] {
+  return tags.map((t, i) => (t.startsWith('I-') && (i === 0 || typeOf(tags[i - 1]) !== typeOf(t)) ? `B-${t.slice(2)}` : t))
+}
+
+/** IOB2 tags in IOB1: `B-` stays only where the previous tag has the same type. */
+export function fromIob2(tags: string[]): string[] {
+  return tags.map((t, i) => (t.startsWith('B-') && !(i > 0 && typeOf(tags[i - 1]) === typeOf(t)) ? `I-${t.slice(2)}` : t))
+}
+
+/** Tags in the given scheme from IOB2 ones (repairing an `I-` that opens a chunk). */
+export function inScheme(iob2: string[], scheme: TagScheme): string[] {
+  const fixed = toIob2(iob2)
+  return scheme === 'iob2' ? fixed : fromIob2(fixed)
+}
+
+/** The IOB2 label list of training data: O first, then B-/I- of each type, types sorted. */
+export function nerLabels(sentences: ConllSentence[]): string[] {
+  const types = new Set<string>()
+  for (const s of sentences) for (const t of s.tags ?? []) if (t !== 'O') types.add(t.slice(2))
+  return ['O', ...[...types].sort().flatMap((t) => [`B-${t}`, `I-${t}`])]
+}

@@ -1,0 +1,25 @@
+/**
+ * `span eval tacred`: gold labels from a TACRED/SemEval data file (JSON list or lines, its
+ * `relation` fields) or from a file of one label per line (what the official scorer reads);
+ * predictions one label per line in the same order.
+ */
+import {SpanError} from '../../stream/errors.js'
+import {scoreRelations, type RelationReport} from '../../metrics/tacred.js'
+import {readTaskText, readTextLines} from '../common/records.js'
+import {readRelationFile} from './read.js'
+
+/** The gold labels of a data file or of a label-per-line file. */
+export function goldRelations(path: string): string[] {
+  const first = readTaskText(path).trimStart()[0]
+  if (first === '[' || first === '{') return readRelationFile(path, {requireLabel: true}).map((e) => e.relation as string)
+  return readTextLines(path)
+}
+
+export function evaluateRelationFiles(goldPath: string, predPath: string, negative: string): RelationReport {
+  const gold = goldRelations(goldPath)
+  const pred = readTextLines(predPath)
+  if (gold.length !== pred.length) throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
+  const empty = pred.findIndex((p) => p.trim() === '')
+  if (empty >= 0) throw new SpanError(`${predPath}:${empty + 1}: empty label`)
+  return scoreRelations(gold, pred, negative)
+}
