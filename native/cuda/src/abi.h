@@ -14,12 +14,30 @@
 extern "C" {
 #endif
 
-/* ---- driver API (cuda.h) ---- */
+/* Under tools/check-cuda-abi.sh (SPAN_ABI_CHECK, real headers included first) the handle and
+   status types are the headers' own, so that every prototype below is compared exactly; the
+   script checks separately that each has the size of the type declared here. */
+#ifdef SPAN_ABI_CHECK
+typedef CUresult SPAN_CUresult;
+typedef CUdevice SPAN_CUdevice;
+typedef CUcontext SPAN_CUcontext;
+typedef CUstream SPAN_CUstream;
+typedef CUdeviceptr SPAN_CUdeviceptr;
+typedef nvrtcResult SPAN_nvrtcResult;
+typedef cublasStatus_t SPAN_cublasStatus_t;
+typedef CUdevice_attribute SPAN_CUdevice_attribute;
+#else
 typedef int SPAN_CUresult;
 typedef int SPAN_CUdevice;
 typedef struct SPAN_CUctx_st* SPAN_CUcontext;
 typedef struct SPAN_CUstream_st* SPAN_CUstream;
 typedef unsigned long long SPAN_CUdeviceptr; /* CUdeviceptr_v2 */
+typedef int SPAN_nvrtcResult;
+typedef int SPAN_cublasStatus_t;
+typedef int SPAN_CUdevice_attribute;
+#endif
+
+/* ---- driver API (cuda.h) ---- */
 
 #define SPAN_CUDA_SUCCESS 0
 #define SPAN_CUDA_ERROR_NOT_INITIALIZED 3
@@ -37,7 +55,7 @@ typedef SPAN_CUresult (*span_cuDeviceGetCount_t)(int* count);
 typedef SPAN_CUresult (*span_cuDeviceGet_t)(SPAN_CUdevice* device, int ordinal);
 typedef SPAN_CUresult (*span_cuDeviceGetName_t)(char* name, int len, SPAN_CUdevice dev);
 typedef SPAN_CUresult (*span_cuDeviceTotalMem_v2_t)(size_t* bytes, SPAN_CUdevice dev);
-typedef SPAN_CUresult (*span_cuDeviceGetAttribute_t)(int* value, int attrib, SPAN_CUdevice dev);
+typedef SPAN_CUresult (*span_cuDeviceGetAttribute_t)(int* value, SPAN_CUdevice_attribute attrib, SPAN_CUdevice dev);
 typedef SPAN_CUresult (*span_cuGetErrorName_t)(SPAN_CUresult error, const char** str);
 typedef SPAN_CUresult (*span_cuDevicePrimaryCtxRetain_t)(SPAN_CUcontext* ctx, SPAN_CUdevice dev);
 typedef SPAN_CUresult (*span_cuDevicePrimaryCtxRelease_v2_t)(SPAN_CUdevice dev);
@@ -45,12 +63,10 @@ typedef SPAN_CUresult (*span_cuCtxSetCurrent_t)(SPAN_CUcontext ctx);
 typedef SPAN_CUresult (*span_cuMemGetInfo_v2_t)(size_t* free_bytes, size_t* total_bytes);
 
 /* ---- NVRTC (nvrtc.h) ---- */
-typedef int SPAN_nvrtcResult;
 #define SPAN_NVRTC_SUCCESS 0
 typedef SPAN_nvrtcResult (*span_nvrtcVersion_t)(int* major, int* minor);
 
 /* ---- cuBLASLt (cublasLt.h, cublas_api.h, library_types.h) ---- */
-typedef int SPAN_cublasStatus_t;
 #define SPAN_CUBLAS_STATUS_SUCCESS 0
 #define SPAN_CUBLAS_OP_N 0
 #define SPAN_CUBLAS_OP_T 1
