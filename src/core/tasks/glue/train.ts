@@ -3,12 +3,12 @@
  * BERT's sentence(-pair) fine-tuning (BERT §4.1, run_classifier.py; Bao et al. §4.1 for Span
  * Fine-tuning); the dev set scored with the task's metric, the best score kept.
  */
-import {copyFile} from 'node:fs/promises'
+import {copyFile, writeFile} from 'node:fs/promises'
 import type {GlueScores} from '../../metrics/glue-score.js'
 import {type CheckpointFile, VOCAB_FILE} from '../../model/checkpoint.js'
 import {type BertForSequenceClassification, type ClsHostBatch, classifierFiles} from '../../model/classifier.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
-import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {type FinetuneSettings, configFiles, vocabBytes} from '../../train/finetune-config.js'
 import {SpanError} from '../../stream/errors.js'
 import {openSource} from '../../stream/lines.js'
 import {type GlueFeature, type GlueFeaturizer, collateGlue} from './features.js'
@@ -64,7 +64,7 @@ export async function glueCheckpointFiles(run: GlueRun, state: Record<string, un
   const extra = c.dict ? [{name: SPAN_FT_DICT_FILE, write: (p: string) => copyFile(c.dict as string, p)}] : []
   return [
     ...(await classifierFiles(run.model)),
-    {name: VOCAB_FILE, write: (p) => copyFile(run.vocabPath, p)},
+    {name: VOCAB_FILE, write: (p: string) => writeFile(p, vocabBytes(run.vocabPath))},
     ...configFiles(c, state),
     ...extra,
   ]
