@@ -9,7 +9,8 @@ import {runSpan} from '../helpers/spawn.js'
 import {describeShared, sharedPath} from '../helpers/shared-data.js'
 import {initBackend} from '../../src/core/engine/index.js'
 import {BertForSequenceClassification, type HeadConfig} from '../../src/core/model/classifier.js'
-import {type GlueFinetuneConfig, saveGlueCheckpoint} from '../../src/core/tasks/glue/train.js'
+import {writeFilesAtomically} from '../../src/core/model/checkpoint.js'
+import {type GlueFinetuneConfig, glueCheckpointFiles} from '../../src/core/tasks/glue/train.js'
 import {GLUE_TASKS, type GlueTaskName} from '../../src/core/tasks/glue/tasks.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
@@ -30,7 +31,7 @@ async function saveModel(task: GlueTaskName, out: string): Promise<void> {
   const head: HeadConfig = {num_labels: t.labels ? t.labels.length : 1, labels: t.labels ? [...t.labels] : [], finetuning_task: task, span_ft: null}
   const model = BertForSequenceClassification.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 2)
   const config = {task, out, cased: fixtureVocab.cased, 'max-len': 24, dict: null} as unknown as GlueFinetuneConfig
-  await saveGlueCheckpoint({config, task: t, model, padId: 0, vocabPath: fixtureVocab.info.path, train: [], dev: null}, {epoch: 1})
+  await writeFilesAtomically(out, await glueCheckpointFiles({config, task: t, model, padId: 0, vocabPath: fixtureVocab.info.path, train: [], dev: null}, {epoch: 1}))
   model.dispose()
 }
 

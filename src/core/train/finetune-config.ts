@@ -1,3 +1,4 @@
+import {readFileSync} from 'node:fs'
 import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {CheckpointFile} from '../model/checkpoint.js'
@@ -97,4 +98,19 @@ export function configFiles(c: FinetuneSettings, state: Record<string, unknown>)
     {name: TOKENIZER_CONFIG_FILE, write: (p) => writeFile(p, json({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer'}))},
     {name: FINETUNE_CONFIG_FILE, write: (p) => writeFile(p, json({...c, ...state}))},
   ]
+}
+
+const vocabCache = new Map<string, Buffer>()
+
+/**
+ * A vocabulary file's bytes, read once per run: checkpoints copy them from memory, so a resumed
+ * run whose vocabulary sits in a checkpoint-STEP/ that --keep rotates away still writes it.
+ */
+export function vocabBytes(path: string): Buffer {
+  let b = vocabCache.get(path)
+  if (!b) {
+    b = readFileSync(path)
+    vocabCache.set(path, b)
+  }
+  return b
 }

@@ -11,7 +11,8 @@ import {BertForSequenceClassification, type HeadConfig, headFromJson, loadClassi
 import {LineWriter} from '../../../src/core/stream/writer.js'
 import {type GlueFeature, GlueFeaturizer, collateGlue, labelValue, spanIndex, truncateSeqPair} from '../../../src/core/tasks/glue/features.js'
 import {GLUE_TASKS} from '../../../src/core/tasks/glue/tasks.js'
-import {type GlueFinetuneConfig, finetuneGlue, glueSchedule} from '../../../src/core/tasks/glue/train.js'
+import {type GlueFinetuneConfig, glueAdapter} from '../../../src/core/tasks/glue/train.js'
+import {finetune, finetuneSchedule} from '../../../src/core/train/finetune-loop.js'
 import {NgramDict} from '../../../src/core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
@@ -102,7 +103,7 @@ const sink = () => {
 function runConfig(out: string, spanFt: boolean): GlueFinetuneConfig {
   return {
     task: 'SST-2', init: 'test', train: 'mem', dev: 'mem', out, cased: false, 'max-len': 16, lr: 3e-3, 'warmup-proportion': 0.1,
-    'weight-decay': 0.01, clip: 1, epochs: 4, 'batch-size': 4, seed: 3, backend: 'cpu', 'log-every': 1, 'span-ft': spanFt,
+    'weight-decay': 0.01, clip: 1, epochs: 4, 'batch-size': 4, accumulate: 1, seed: 3, backend: 'cpu', 'log-every': 1, 'span-ft': spanFt,
     dict: null, 'max-spans': 4, 'max-span-tokens': 3,
   }
 }
@@ -120,20 +121,23 @@ describe('finetuneGlue', () => {
     writeFileSync(vocabPath, readFileSync(fixtureVocab.info.path))
     const s = sink()
     const logs: string[] = []
-    await finetuneGlue({config: runConfig(out, spanFt), task: GLUE_TASKS['SST-2'], model, padId: pad, vocabPath, train: feats, dev: feats},
-      {out: s.writer, log: (l) => logs.push(l), progress: () => {}})
+    const c = runConfig(out, spanFt)
+    const progress = {start: () => {}, update: () => {}, stop: () => {}}
+    await finetune(glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: pad, vocabPath, train: feats, dev: feats}), c, {resume: null, stopAt: null},
+      {out: s.writer, log: (l) => logs.push(l), progress})
     await s.writer.end()
     model.dispose()
     expect(tf.memory().numTensors).toBe(before) // no tensor left behind by training, scoring or saving
     const recs = s.lines()
-    const steps = recs.filter((r) => !('split' in r))
-    expect(steps.length).toBe(glueSchedule(runConfig(out, spanFt), 8).sched.total)
+    const steps = recs.filter((r) => !('split' in r) && !('checkpoint' in r))
+    expect(steps.length).toBe(finetuneSchedule(runConfig(out, spanFt), 8).sched.total)
     expect(steps.at(-1)!.loss).toBeLessThan(steps[0].loss)
     expect(recs.filter((r) => 'split' in r).map((r) => r.epoch)).toEqual([1, 2, 3, 4])
-    const cfg = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'))
+    const best = join(out, 'best')
+    const cfg = JSON.parse(readFileSync(join(best, 'config.json'), 'utf8'))
     expect([cfg.num_labels, cfg.id2label, cfg.label2id, cfg.problem_type]).toEqual([2, {0: '0', 1: '1'}, {0: 0, 1: 1}, 'single_label_classification'])
-    expect(existsSync(join(out, 'finetune_config.json')) && existsSync(join(out, 'vocab.txt'))).toBe(true)
-    const back = await loadClassifier(out, headFromJson(cfg, 'config.json'), 0)
+    expect(existsSync(join(best, 'finetune_config.json')) && existsSync(join(best, 'vocab.txt'))).toBe(true)
+    const back = await loadClassifier(best, headFromJson(cfg, 'config.json'), 0)
     expect(back.initialised).toEqual([])
     expect(back.model.params.has('span_ft.token_conv.weight')).toBe(spanFt)
     back.model.dispose()

@@ -5,14 +5,14 @@
  * of every question with its null odds, evaluate-v2.0's find_all_best_thresh, the checkpoint kept
  * by best_f1 and its best_f1_thresh stored for `predict squad` (--eval-metric chooses).
  */
-import {copyFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../metrics/squad.js'
 import {type CheckpointFile, VOCAB_FILE} from '../../model/checkpoint.js'
 import {type BertForQuestionAnswering, type QaHostBatch, qaModelFiles} from '../../model/qa.js'
 import {SpanError} from '../../stream/errors.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
-import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {type FinetuneSettings, configFiles, vocabBytes} from '../../train/finetune-config.js'
 import type {SquadDataset, SquadExample, SquadVersion} from './dataset.js'
 import type {WindowOptions} from './features.js'
 import {SquadFeaturizer} from './featurizer.js'
@@ -133,7 +133,7 @@ export async function devScores(run: SquadRun): Promise<DevScores> {
 export async function squadCheckpointFiles(run: SquadRun, state: Record<string, unknown>): Promise<CheckpointFile[]> {
   return [
     ...(await qaModelFiles(run.model)),
-    {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)},
+    {name: VOCAB_FILE, write: (p: string) => writeFile(p, vocabBytes(run.vocabPath))},
     ...configFiles(run.config, state),
   ]
 }
