@@ -55,7 +55,7 @@ export interface Output {
  * process.stdout (a SyncWriteStream) ignores a short write(2), so a full disk would cut the
  * output silently (exit 0); an fs.WriteStream on fd 1 writes all bytes or fails with ENOSPC.
  */
-function stdoutStream(): Writable {
+export function stdoutStream(): Writable {
   if ((process.stdout as unknown as {_type?: string})._type !== 'fs') return process.stdout
   return createWriteStream('', {fd: 1, autoClose: false})
 }

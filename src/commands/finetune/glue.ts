@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand, numberFlag} from '../../base.js'
+import {SpanCommand, numberFlag, stdoutStream} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
@@ -9,6 +9,7 @@ import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../cor
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
+import {lockDir} from '../../core/util/lock.js'
 import {LineWriter} from '../../core/stream/writer.js'
 import {type GlueFeature, GlueFeaturizer} from '../../core/tasks/glue/features.js'
 import {readGlueFile} from '../../core/tasks/glue/read.js'
@@ -72,6 +73,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     if (!flags.init && !flags.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
     if (flags.init && !(await isCheckpoint(flags.init))) throw new SpanError(`${flags.init}: not a checkpoint directory (no config.json)`)
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
+    const lock = await lockDir(flags.out, (line) => process.stderr.write(`${LOG}: ${line}\n`)) // a second writer, or a file in the way, fails now
     const task = glueTask(flags.task)
     const dict = flags['span-ft'] ? await readNgramDict(await openSource(flags.dict as string)) : null
     const vocab = loadVocab(flags.init ? join(flags.init, VOCAB_FILE) : (flags.vocab ?? DEFAULT_VOCAB))
@@ -83,7 +85,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, task, vocab)
     try {
-      const out = new LineWriter(process.stdout)
+      const out = new LineWriter(stdoutStream())
       const log = (line: string) => process.stderr.write(`${LOG}: ${line}\n`)
       log(`config: ${JSON.stringify(config)}`)
       logParams(model, log)
@@ -91,6 +93,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
       await out.end()
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 

@@ -1,11 +1,12 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, numberFlag} from '../../base.js'
+import {SpanCommand, numberFlag, stdoutStream} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
 import {SpanError} from '../../core/stream/errors.js'
+import {lockDir} from '../../core/util/lock.js'
 import {LineWriter} from '../../core/stream/writer.js'
 import {readSquadFile, type SquadDataset, type SquadVersion} from '../../core/tasks/squad/index.js'
 import {type FinetuneConfig, finetuneSquad, makeSquadProgress} from '../../core/tasks/squad/train.js'
@@ -63,6 +64,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     const {flags} = await this.parse(FinetuneSquad)
     if (!flags.init && !flags.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
     if (flags.init && !(await isCheckpoint(flags.init))) throw new SpanError(`${flags.init}: not a checkpoint directory (no config.json)`)
+    const lock = await lockDir(flags.out, (line) => process.stderr.write(`span finetune squad: ${line}\n`)) // a second writer, or a file in the way, fails now
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const version = (flags.version as SquadVersion | undefined) ?? train.version
@@ -72,7 +74,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, vocab)
     try {
-      const out = new LineWriter(process.stdout)
+      const out = new LineWriter(stdoutStream())
       const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
       const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
       log(`config: ${JSON.stringify(config)}`)
@@ -81,6 +83,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
       await out.end()
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 
