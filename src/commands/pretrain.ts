@@ -91,7 +91,7 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
   private resolve(file: string | undefined, flags: Record<string, unknown>): TrainConfig {
     const given: Record<string, unknown> = {}
     for (const k of Object.keys(Pretrain.flags)) {
-      if (['input', 'output', 'resume', 'config', 'stop-at'].includes(k) || flags[k] === undefined) continue
+      if (['input', 'output', 'resume', 'config', 'stop-at', 'max-line-mb'].includes(k) || flags[k] === undefined) continue
       given[k] = flags[k]
     }
     if (file !== undefined) given.input = file
