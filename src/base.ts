@@ -4,6 +4,7 @@ import {open, rename, rm, stat} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
+import {setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir} from './core/util/lock.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
@@ -39,6 +40,7 @@ export function numberFlag(description: string, opts: {default?: number; min?: n
 export const ioFlags = {
   input: Flags.string({char: 'i', description: 'input file, - for stdin', default: '-'}),
   output: Flags.string({char: 'o', description: 'output file, - for stdout (files are written to a temporary name, then renamed)', default: '-'}),
+  'max-line-mb': Flags.integer({description: 'longest NDJSON record read, in MB (a longer line is an error at its line)', default: 64, min: 1}),
 }
 
 /** An output target: stdout, or a file that only appears under its name once complete. */
@@ -55,7 +57,7 @@ export interface Output {
  * process.stdout (a SyncWriteStream) ignores a short write(2), so a full disk would cut the
  * output silently (exit 0); an fs.WriteStream on fd 1 writes all bytes or fails with ENOSPC.
  */
-function stdoutStream(): Writable {
+export function stdoutStream(): Writable {
   if ((process.stdout as unknown as {_type?: string})._type !== 'fs') return process.stdout
   return createWriteStream('', {fd: 1, autoClose: false})
 }
@@ -114,6 +116,17 @@ export abstract class SpanCommand extends Command {
     if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
     if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
     return super.catch(err)
+  }
+
+  /** Parses as oclif does, then applies the flags every stream reader shares (--max-line-mb). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- oclif's own constraint (FlagOutput is not exported)
+  protected override async parse<F extends Interfaces.OutputFlags<any>, B extends Interfaces.OutputFlags<any>, A extends Interfaces.OutputArgs<any>>(
+    options?: Interfaces.Input<F, B, A>, argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const parsed = await super.parse(options, argv)
+    const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
+    if (typeof mb === 'number') setMaxLineMb(mb)
+    return parsed
   }
 
   private name(): string {

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {numberFlag} from './base.js'
+import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {checkpointVocab, isCheckpoint} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
@@ -86,7 +86,7 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 /** Runs the loop with metrics on stdout and progress on stderr; a resumed run must keep its settings. */
 export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
-  const out = new LineWriter(process.stdout)
+  const out = new LineWriter(stdoutStream())
   const label = `finetune ${a.task}`
   await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(label)})
   await out.end()

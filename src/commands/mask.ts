@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {rename, writeFile} from 'node:fs/promises'
 import {SpanCommand, VERSION, ioFlags, numberFlag} from '../base.js'
 import {MASK_SCHEMES, Masker, maskVocab, type MaskScheme} from '../core/data/mask.js'
 import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
@@ -56,7 +55,7 @@ export default class Mask extends SpanCommand {
     const out = new NdjsonBytes()
     const stream = new MaskStream(new Masker(opts, mv, unigram), new Rng(flags.seed), unigram, !flags.unigram, out, flags['unigram-prefix'])
     const header = nextHeader(input.header, 'masked', entry, vocabPatch(input.header, vocab))
-    await this.withOutput(flags.output, async (w) => {
+    await this.withOutputs([flags.output, flags['write-unigram']], async ([w, counts]) => {
       await w.record(header)
       if (!first.done) stream.push(this.block(first.value.value, first.value.line, input, vocab))
       for await (const rec of input.records) {
@@ -65,8 +64,8 @@ export default class Mask extends SpanCommand {
       }
       stream.finish()
       await w.raw(out.take())
+      if (counts) await counts.raw(formatUnigramFile(unigram.counts)) // lands with the output, or neither does
     })
-    if (flags['write-unigram']) await writeAtomically(flags['write-unigram'], formatUnigramFile(unigram.counts))
   }
 
   private block(value: Record<string, unknown>, line: number, input: StageInput, vocab: Vocab) {
@@ -82,10 +81,4 @@ export default class Mask extends SpanCommand {
 /** What the next stages need to know about the vocabulary, where the input's header does not say. */
 function vocabPatch(h: Header | null, vocab: Vocab): Partial<Header> {
   return {vocab: h?.vocab ?? vocab.info, cased: h?.cased ?? vocab.cased, special: h?.special ?? vocab.special}
-}
-
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`
-  await writeFile(tmp, text)
-  await rename(tmp, path)
 }

@@ -5,6 +5,7 @@ import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
+import {recoverDir} from '../core/model/checkpoint.js'
 import {TRAIN_CONFIG_FILE} from '../core/train/checkpointing.js'
 import {type TrainConfig, FIXED_ON_RESUME, readConfigFile, resolveConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
@@ -71,17 +72,19 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
     if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
-    const config = this.resolve(args.file, flags)
     const out = flags.out ?? flags.resume
     if (!out) throw new SpanError('give --out DIR: where checkpoints go')
-    config.out = out
-    if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
-    await this.withLockedDir(out, log, () => this.withOutput(flags.output, async (w) => {
-      signal = await pretrain({config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
-    }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err))))
+    await this.withLockedDir(out, log, async () => {
+      if (flags.resume) for (const note of await recoverDir(flags.resume)) log(note) // a save killed midway
+      const config = {...this.resolve(args.file, flags), out}
+      if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
+      await this.withOutput(flags.output, async (w) => {
+        signal = await pretrain({config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
+      }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
+    })
     metrics.check()
     if (signal) process.exitCode = signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
   }
@@ -90,7 +93,7 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
   private resolve(file: string | undefined, flags: Record<string, unknown>): TrainConfig {
     const given: Record<string, unknown> = {}
     for (const k of Object.keys(Pretrain.flags)) {
-      if (['input', 'output', 'resume', 'config', 'stop-at'].includes(k) || flags[k] === undefined) continue
+      if (['input', 'output', 'resume', 'config', 'stop-at', 'max-line-mb'].includes(k) || flags[k] === undefined) continue
       given[k] = flags[k]
     }
     if (file !== undefined) given.input = file

@@ -1,6 +1,7 @@
 // `span pretrain` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and
 // stderr apart. Tiny shapes (1 layer, hidden 16, batch 2) on the wasm backend: seconds per run.
-import {cpSync, mkdtempSync, readFileSync, truncateSync, writeFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {cpSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
@@ -139,12 +140,17 @@ describe('span pretrain on bad input: one line on stderr, nothing on stdout, exi
     const cut = join(tmp, 'cut')
     cpSync(good, cut, {recursive: true})
     truncateSync(join(cut, 'model.safetensors'), 100)
+    fails(['--resume', cut], /^span pretrain: .*cut: inconsistent checkpoint: model\.safetensors has 100 bytes, the manifest says \d+;/)
+    rmSync(join(cut, 'span-manifest.json')) // a checkpoint of an older span: no manifest, the file's own check
     fails(['--resume', cut], /^span pretrain: .*cut\/model\.safetensors: /)
     const state = join(tmp, 'state')
     cpSync(good, state, {recursive: true})
     writeFileSync(join(state, 'trainer_state.json'), '{"format":"span-pretrain-state/1","step":-1}')
+    fails(['--resume', state], /state: inconsistent checkpoint: trainer_state\.json has \d+ bytes/)
+    rmSync(join(state, 'span-manifest.json'))
     fails(['--resume', state], /trainer_state\.json: no valid "step"; a corrupt checkpoint/)
-    fails(['--resume', good, dev], /dev\.ndjson: not the data the checkpoint was trained on/)
+    fails(['--resume', good, dev, '--max-steps', '2'], /dev\.ndjson: not the data the checkpoint was trained on/)
+    fails(['--resume', good], /good: the run is at step 1, --max-steps is 1: nothing to train \(raise --max-steps\)/)
     fails(['--resume', good, '--hidden', '32'], /"hidden" is 32 but the run in .* has 16; a resumed run keeps it/)
     fails(['--resume', join(tmp, 'nowhere')], /nowhere: no train_config\.json to resume from/)
   })

@@ -6,6 +6,7 @@ import {type BertConfig, type PresetName, presetConfig} from '../../core/model/c
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
+import {lockDir} from '../../core/util/lock.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
 import {GLUE_TASK_NAMES, type GlueTask, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
@@ -48,6 +49,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     const {flags} = await this.parse(FinetuneGlue)
     const src = await modelSource(flags)
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
+    const lock = await lockDir(flags.out, log) // a second writer, or a file in the way, fails now
     const task = glueTask(flags.task)
     const dict = flags['span-ft'] ? await readNgramDict(await openSource(flags.dict as string)) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
@@ -63,6 +65,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
       await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, ['span-ft', 'max-spans', 'max-span-tokens'])
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

@@ -1,5 +1,8 @@
+import {createHash} from 'node:crypto'
+import {existsSync, readFileSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
-import type {Header} from '../stream/header.js'
+import type {Header, VocabInfo} from '../stream/header.js'
 import {loadVocab, type Vocab} from '../text/vocab.js'
 import type {Masker} from './mask.js'
 import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
@@ -15,17 +18,34 @@ export const UNIGRAM_PREFIX = 1_000_000
  * streams without a header). The file must still be the one the stream was tokenized with.
  */
 export function resolveVocab(header: Header | null, override: string | undefined, source: string): Vocab {
-  const path = override ?? header?.vocab?.path
-  if (!path) throw new SpanError(`${source}: no header record naming the vocabulary (a hand-written stream?): give --vocab FILE`)
+  const named = header?.vocab?.path
+  if (!override && !named) throw new SpanError(`${source}: no header record naming the vocabulary (a hand-written stream?): give --vocab FILE`)
+  const path = override ?? vocabBesideStream(header?.vocab ?? null, source)
   const vocab = loadVocab(path)
   const want = header?.vocab?.sha256
   if (want && want !== vocab.info.sha256) {
     throw new SpanError(
       `${path}: vocabulary does not match the stream's (sha256 ${vocab.info.sha256.slice(0, 12)}…, the header says ` +
-        `${want.slice(0, 12)}… for ${header?.vocab?.path}): the file changed since the stream was tokenized, or --vocab names another one`,
+        `${want.slice(0, 12)}… for ${named}): the file changed since the stream was tokenized, or --vocab names another one`,
     )
   }
   return vocab
+}
+
+/**
+ * The header's vocabulary file: at the path it names (absolute since span 0.1; a relative one
+ * is taken from the current directory), else the file of that name beside the stream's file,
+ * if its SHA-256 is the header's.
+ */
+function vocabBesideStream(info: VocabInfo | null, source: string): string {
+  const named = (info as VocabInfo).path
+  if (existsSync(named) || source === 'stdin') return named
+  const beside = join(dirname(source), basename(named))
+  if (!existsSync(beside)) throw new SpanError(`${named}: vocabulary file not found (named by the header of ${source}; nor beside it): give --vocab FILE`)
+  if (info?.sha256 && createHash('sha256').update(readFileSync(beside)).digest('hex') !== info.sha256) {
+    throw new SpanError(`${named}: vocabulary file not found, and ${beside} has another SHA-256 than the header's: give --vocab FILE`)
+  }
+  return beside
 }
 
 /**

@@ -16,8 +16,20 @@ export interface LineBatch {
   firstNo: number // 1-based line number of line 0
 }
 
-export async function* readLineBatches(src: Source): AsyncGenerator<LineBatch> {
+/** Longest NDJSON record, in bytes (--max-line-mb; 64 MB unless a command sets it). */
+let maxRecordBytes = 64 * 2 ** 20
+export function setMaxLineMb(mb: number): void {
+  maxRecordBytes = mb * 2 ** 20
+}
+export const maxLineBytes = (): number => maxRecordBytes
+
+/**
+ * `maxLine` bounds the bytes of one line (the memory a line may take): a longer one is an
+ * error at its line, before it is gathered.
+ */
+export async function* readLineBatches(src: Source, maxLine = Infinity): AsyncGenerator<LineBatch> {
   let carry: Buffer[] = [] // an unfinished line from earlier chunks
+  let carried = 0
   let no = 1
   const batch: LineBatch = {buf: Buffer.alloc(0), start: new Int32Array(1024), end: new Int32Array(1024), count: 0, firstNo: 1}
   for await (const chunk of src.stream as AsyncIterable<Buffer | string>) {
@@ -26,11 +38,15 @@ export async function* readLineBatches(src: Source): AsyncGenerator<LineBatch> {
     if (last < 0) {
       checkNul(part, 0, part.length, no, src.name)
       carry.push(part)
+      carried += part.length
+      if (carried > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
       continue
     }
+    if (carried + last > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
     const buf = carry.length > 0 ? Buffer.concat([...carry, part]) : part
     const limit = buf.length - (part.length - last - 1)
     carry = limit < buf.length ? [buf.subarray(limit)] : []
+    carried = buf.length - limit
     frame(buf, limit, batch, no, src.name)
     no += batch.count
     yield batch

@@ -19,7 +19,7 @@ export interface SpecialIds {
 }
 
 export interface VocabInfo {
-  path: string // as given to the producing stage
+  path: string // absolute (a relative one, of an older span, is taken from the current directory)
   sha256: string // of the file's bytes
   size: number // number of entries
 }
@@ -51,9 +51,11 @@ export function parseHeader(rec: Rec, source: string): Header {
   if (typeof v.kind !== 'string' || !(v.kind in PRODUCER)) throw bad(`unknown kind ${JSON.stringify(v.kind)}`)
   if (!Array.isArray(v.history)) throw bad('history must be an array')
   const special = v.special as SpecialIds | null | undefined
+  const size = (v.vocab as VocabInfo | null | undefined)?.size
   if (special != null) {
     for (const k of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
       if (!Number.isInteger(special[k])) throw bad(`special.${k} must be an integer id`)
+      if (special[k] < 0 || (Number.isInteger(size) && special[k] >= (size as number))) throw bad(`special.${k} = ${special[k]} is outside the vocabulary (size ${size ?? '?'})`)
     }
   }
   return {

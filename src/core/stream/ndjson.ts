@@ -1,4 +1,4 @@
-import {readLineBatches} from './bytelines.js'
+import {maxLineBytes, readLineBatches} from './bytelines.js'
 import {errorAt} from './errors.js'
 import type {Source} from './lines.js'
 
@@ -8,12 +8,13 @@ export interface Rec {
 }
 
 /**
- * JSON objects, one per line; blank lines are skipped; anything else is an error at its line.
+ * JSON objects, one per line; blank lines are skipped; anything else is an error at its line,
+ * as is a line longer than --max-line-mb (a record is held whole in memory).
  * Framed on bytes (bytelines.ts, the same framing as split2 in readLines): for the record
  * streams between stages, split2's string splitting cost about half of `span block`'s time.
  */
 export async function* readNdjson(src: Source): AsyncGenerator<Rec> {
-  for await (const b of readLineBatches(src)) {
+  for await (const b of readLineBatches(src, maxLineBytes())) {
     for (let i = 0; i < b.count; i++) {
       const text = b.buf.toString('utf8', b.start[i], b.end[i])
       const rec = parseLine(text, src.name, b.firstNo + i)

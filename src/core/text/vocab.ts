@@ -1,6 +1,6 @@
 import {createHash} from 'node:crypto'
 import {existsSync, readFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {SpanError} from '../stream/errors.js'
 import type {SpecialIds, VocabInfo} from '../stream/header.js'
@@ -34,7 +34,7 @@ export function loadVocab(path: string): Vocab {
   tokens.forEach((t, i) => ids.set(t, i)) // a duplicate keeps its last id, as BERT's load_vocab does
   const special = specialIds(ids, path)
   const sha256 = createHash('sha256').update(bytes).digest('hex')
-  return {tokens, ids, special, info: {path, sha256, size: tokens.length}, cased: casedFlag(path, tokens)}
+  return {tokens, ids, special, info: {path: resolve(path), sha256, size: tokens.length}, cased: casedFlag(path, tokens)} // absolute: a header is read from other directories
 }
 
 function specialIds(ids: Map<string, number>, path: string): SpecialIds {

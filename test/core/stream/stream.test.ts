@@ -11,6 +11,7 @@ import {
   type Header,
   type Source,
 } from '../../../src/core/stream/index.js'
+import {setMaxLineMb} from '../../../src/core/stream/bytelines.js'
 
 const src = (text: string | Buffer, name = 'stdin'): Source => ({name, stream: Readable.from([Buffer.from(text)])})
 
@@ -62,6 +63,20 @@ describe('readNdjson', () => {
   it('names source and line for invalid JSON and for non-objects', async () => {
     await expect(collect(readNdjson(src('{"a":1}\n{"a":\n', 'f.ndjson')))).rejects.toThrow(/^f\.ndjson:2: invalid JSON/)
     await expect(collect(readNdjson(src('[1,2]\n')))).rejects.toThrow('stdin:1: expected a JSON object')
+  })
+})
+
+describe('--max-line-mb', () => {
+  it('a record line longer than the limit is an error at its line, before it is gathered whole', async () => {
+    setMaxLineMb(1)
+    try {
+      const big = `{"a":1}\n{"x":"${'y'.repeat(1.5 * 2 ** 20)}"}\n`
+      const chunks = Readable.from(Array.from({length: Math.ceil(big.length / 65536)}, (_, i) => Buffer.from(big.slice(i * 65536, (i + 1) * 65536))))
+      await expect(collect(readNdjson({name: 'big.ndjson', stream: chunks}))).rejects.toThrow(/^big\.ndjson:2: a line longer than 1 MB \(--max-line-mb\)/)
+      expect(await collect(readNdjson(src(`{"x":"${'y'.repeat(2 ** 20 - 100)}"}\n`)))).toHaveLength(1)
+    } finally {
+      setMaxLineMb(64)
+    }
   })
 })
 
@@ -133,6 +148,25 @@ describe('LineWriter', () => {
     out.destroy(Object.assign(new Error('write EPIPE'), {code: 'EPIPE'}))
     await new Promise((r) => setImmediate(r))
     await expect(w.raw('x\n')).rejects.toBeInstanceOf(PipeClosed)
+  })
+
+  it('a write error other than EPIPE (a full disk) is that error, never PipeClosed; with onFail it is reported once and output dropped', async () => {
+    const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
+    const out = new PassThrough()
+    const w = new LineWriter(out)
+    out.destroy(enospc())
+    await new Promise((r) => setImmediate(r))
+    await expect(w.raw('x\n')).rejects.toMatchObject({code: 'ENOSPC'})
+    await expect(w.end()).rejects.toMatchObject({code: 'ENOSPC'}) // destroyed since: still the cause, not a closed pipe
+    const failures: Error[] = []
+    const out2 = new PassThrough()
+    const w2 = new LineWriter(out2, (e) => failures.push(e))
+    out2.destroy(enospc())
+    await new Promise((r) => setImmediate(r))
+    await w2.record({a: 1})
+    await w2.flush()
+    await w2.end()
+    expect(failures.map((e) => (e as {code?: string}).code)).toEqual(['ENOSPC'])
   })
 
   it('SpanError carries an exit code', () => {
