@@ -116,3 +116,45 @@ describe('span encode', () => {
     fails(['--model', join(tmp, 'nowhere')], `${header('blocks')}\n`, /nowhere: not a checkpoint directory \(no config\.json\)/)
   })
 })
+
+describe('span encode on checkpoints written by PyTorch, and --spans', () => {
+  const torch = join(root, 'fixtures', 'torch')
+
+  it.each(['legacy-bf16', 'gamma-bare', 'sharded-bin'])('%s: equals PyTorch\'s forward to 1e-5 relative', (name) => {
+    const expected = JSON.parse(readFileSync(join(torch, name, 'expected.json'), 'utf8')) as {inputs: {ids: number[]; segments: number[]}[]; hidden: number[][][]}
+    const vocab = name === 'gamma-bare' ? ['--vocab', join(torch, 'vocab.txt')] : []
+    const r = span(['--model', join(torch, name), ...vocab, '--precision', '9'], expected.inputs.map((x) => JSON.stringify(x)).join('\n') + '\n')
+    expect(r.code, r.stderr).toBe(0)
+    parse(r.stdout).forEach((rec, k) => {
+      const want = expected.hidden[k]
+      const scale = Math.max(...want.flat().map(Math.abs))
+      const err = Math.max(...(rec.hidden as number[][]).flatMap((row, t) => row.map((x, j) => Math.abs(x - want[t][j]))))
+      expect(err / scale).toBeLessThan(1e-5)
+    })
+  })
+
+  it('without vocab.txt: the error names --vocab; for vocab_size 28996, BERT\'s cased vocabulary', () => {
+    const cased = join(tmp, 'cased')
+    mkdirSync(cased)
+    writeFileSync(join(cased, 'config.json'), JSON.stringify({vocab_size: 28996, hidden_size: 16, num_hidden_layers: 1, num_attention_heads: 2, intermediate_size: 32}))
+    const r = span(['--model', cased], `${header('blocks')}\n`)
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^span encode: .*cased: no vocab.txt; give the model's vocabulary with --vocab FILE \(vocab_size 28996 is BERT's cased vocabulary, as SpanBERT's README says/)
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
+  })
+
+  it('--spans: one vector per span, endpoints [h(s); h(e)], mean and max over the span', () => {
+    const input = `${header('blocks')}\n{"ids":[2,7,8,9,10,3],"spans":[[1,3],[4,4]]}\n`
+    const h = parse(span(['--precision', '8'], input).stdout)[0].hidden as number[][]
+    const get = (pool: string) => parse(span(['--spans', '--span-pool', pool, '--precision', '8'], input).stdout)[0].spans as number[][]
+    expect(get('endpoints')).toEqual([[...h[1], ...h[3]], [...h[4], ...h[4]]])
+    get('mean')[0].forEach((x, j) => expect(x).toBeCloseTo((h[1][j] + h[2][j] + h[3][j]) / 3, 6))
+    expect(get('max')[0]).toEqual(h[1].map((_, j) => Math.max(h[1][j], h[2][j], h[3][j])))
+    expect(get('max')[1]).toEqual(h[4])
+    const tokens = parse(span(['--spans', '--precision', '8'], `${header('tokens')}\n{"ids":[7,8,9,10],"spans":[[0,2]]}\n`).stdout)[0].spans as number[][]
+    expect(tokens).toEqual([[...h[1], ...h[3]]]) // token records: positions of the record's ids, before [CLS] is added
+    const bad = span(['--spans'], `${header('blocks')}\n{"ids":[2,7,3],"spans":[[1,3]]}\n`)
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/^span encode: stdin:2: --spans: \[1,3\] is not a span \[start, end\] of this record's 3 tokens/)
+  })
+})

@@ -8,6 +8,7 @@ import {type BertConfig, type Objective, configFromJson, configToJson} from './c
 import {type ParamSpec, ParamStore, checkShape, initTensor} from './params.js'
 import {SpanBertForPreTraining} from './pretraining.js'
 import {type HostTensor, f32Tensor, toFloat32, writeSafetensors} from './safetensors.js'
+import {loadVocab} from '../text/vocab.js'
 import {resolveVocab} from './vocab-file.js'
 import {readWeights} from './weights.js'
 
@@ -25,13 +26,31 @@ export async function paramsToHost(params: ParamStore): Promise<[string, HostTen
   return out
 }
 
-/** The files of a model checkpoint: config.json, model.safetensors, vocab.txt. */
+export const TOKENIZER_CONFIG = 'tokenizer_config.json'
+export const SPECIAL_TOKENS_MAP = 'special_tokens_map.json'
+
+/**
+ * vocab.txt with the two files transformers' BertTokenizer(Fast).from_pretrained reads beside
+ * it: tokenizer_config.json (do_lower_case, model_max_length) and special_tokens_map.json.
+ */
+export function tokenizerFiles(vocabPath: string, maxLength: number): CheckpointFile[] {
+  const cased = loadVocab(vocabPath).cased
+  const config = {tokenizer_class: 'BertTokenizer', do_lower_case: !cased, model_max_length: maxLength}
+  const special = {unk_token: '[UNK]', sep_token: '[SEP]', pad_token: '[PAD]', cls_token: '[CLS]', mask_token: '[MASK]'}
+  return [
+    {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
+    {name: TOKENIZER_CONFIG, write: (p) => writeFile(p, JSON.stringify(config, null, 2) + '\n')},
+    {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, JSON.stringify(special, null, 2) + '\n')},
+  ]
+}
+
+/** The files of a model checkpoint: config.json, model.safetensors, vocab.txt and the tokenizer's two JSON files. */
 export async function modelFiles(model: SpanBertForPreTraining, vocabPath: string): Promise<CheckpointFile[]> {
   const host = await paramsToHost(model.params)
   return [
     {name: CONFIG_FILE, write: (p) => writeFile(p, JSON.stringify(configToJson(model.config), null, 2) + '\n')},
     {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, host, {format: 'pt'})},
-    {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
+    ...tokenizerFiles(vocabPath, model.config.max_position_embeddings),
   ]
 }
 

@@ -1,0 +1,32 @@
+import {copyFile} from 'node:fs/promises'
+import {join} from 'node:path'
+import {SpanError} from '../stream/errors.js'
+import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkpointVocab, readConfig, tokenizerFiles, writeFilesAtomically} from './checkpoint.js'
+import {writeSafetensors} from './safetensors.js'
+import {writeTorchFile} from './torch/torch-save.js'
+import {TORCH_WEIGHTS_FILE, readWeights} from './weights.js'
+
+export type ExportFormat = 'pytorch' | 'safetensors'
+
+/**
+ * A checkpoint directory rewritten in the other weights format, tensors under the same names
+ * and in the same dtypes: `pytorch_model.bin` (torch.save's zip format) or `model.safetensors`,
+ * with config.json, vocab.txt, tokenizer_config.json and special_tokens_map.json beside it, all
+ * or nothing. Returns the number of tensors written.
+ */
+export async function exportCheckpoint(dir: string, out: string, format: ExportFormat, vocab?: string): Promise<number> {
+  const config = await readConfig(dir)
+  const vocabPath = await checkpointVocab(dir, vocab)
+  const {tensors} = await readWeights(dir)
+  if (tensors.size === 0) throw new SpanError(`${dir}: the checkpoint holds no tensors`)
+  const list = [...tensors]
+  const weights: CheckpointFile = format === 'pytorch'
+    ? {name: TORCH_WEIGHTS_FILE, write: (p) => writeTorchFile(p, list)}
+    : {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, list, {format: 'pt'})}
+  await writeFilesAtomically(out, [
+    {name: CONFIG_FILE, write: (p) => copyFile(join(dir, CONFIG_FILE), p)},
+    weights,
+    ...tokenizerFiles(vocabPath, config.max_position_embeddings),
+  ])
+  return list.length
+}
