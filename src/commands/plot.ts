@@ -1,11 +1,8 @@
 import {Args, Flags} from '@oclif/core'
-import {basename} from 'node:path'
 import {SpanCommand} from '../base.js'
-import {checkChartPath, writeChartFile} from '../core/data/chart-file.js'
-import {readCurves} from '../core/plot/curves.js'
-import {curvesSvg, curvesTitle} from '../core/plot/svg.js'
+import {checkChartPath} from '../core/data/chart-file.js'
+import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
 import {curvesChart, seriesPaint} from '../core/plot/terminal.js'
-import {openSource} from '../core/stream/index.js'
 
 export default class Plot extends SpanCommand {
   static override summary = 'Draw the loss and evaluation curves of a training run\'s metrics'
@@ -30,12 +27,8 @@ export default class Plot extends SpanCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Plot)
     if (flags.svg) await checkChartPath(flags.svg)
-    const curves = await readCurves(await openSource(args.file ?? '-'))
-    if (flags.svg) {
-      const name = curves.source === 'stdin' ? 'stdin' : basename(curves.source)
-      await writeChartFile(flags.svg, curvesSvg(curves, 'Training curves', curvesTitle(curves, name)))
-      return
-    }
+    const curves = await readCurvesFile(args.file ?? '-')
+    if (flags.svg) return writeCurvesSvg(flags.svg, curves)
     const tty = process.stdout.isTTY === true
     const width = flags.width ?? (tty ? Math.max(20, Math.min(120, (process.stdout.columns ?? 80) - 14)) : 60)
     const lines = curvesChart(curves, {width, height: flags.height}, seriesPaint(tty))
