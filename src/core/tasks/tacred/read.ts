@@ -20,10 +20,10 @@ export interface RelationExample {
   line: number
 }
 
-const PTB: Record<string, string> = {'-lrb-': '(', '-rrb-': ')', '-lsb-': '[', '-rsb-': ']', '-lcb-': '{', '-rcb-': '}'}
+const PTB = new Map([['-lrb-', '('], ['-rrb-', ')'], ['-lsb-', '['], ['-rsb-', ']'], ['-lcb-', '{'], ['-rcb-', '}']])
 
 /** run_tacred.py convert_token. */
-export const convertToken = (t: string): string => PTB[t.toLowerCase()] ?? t
+export const convertToken = (t: string): string => PTB.get(t.toLowerCase()) ?? t
 
 export interface RelationReadOptions {
   /** every record must carry `relation` */

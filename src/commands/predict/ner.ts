@@ -1,0 +1,47 @@
+import {Flags} from '@oclif/core'
+import {join} from 'node:path'
+import {SpanCommand} from '../../base.js'
+import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {VOCAB_FILE} from '../../core/model/checkpoint.js'
+import {SpanError} from '../../core/stream/errors.js'
+import {type TagScheme, readConllFile} from '../../core/tasks/ner/read.js'
+import {type NerFinetuneConfig, nerModel, nerUnits, predictTags} from '../../core/tasks/ner/train.js'
+import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
+import {loadVocab} from '../../core/text/vocab.js'
+import {predictFlags, predictModel} from '../../finetune-flags.js'
+
+export default class PredictNer extends SpanCommand {
+  static override summary = 'Tag a CoNLL file with a model from span finetune ner: the input lines with the predicted tag appended'
+  static override description = `Every input line is written back with the predicted tag as a new last column (-DOCSTART- lines get O;
+blank lines stay blank), in the scheme the model was trained on unless --scheme is given: the form span eval ner
+reads beside the gold file. A file output appears only when complete.`
+  static override examples = ['span predict ner --model ner-run --data eng.testa -o testa.pred && span eval ner --gold eng.testa --pred testa.pred']
+  static override flags = {
+    ...predictFlags('ner', 'window'),
+    scheme: Flags.string({description: 'tag scheme of the output (default: the training file\'s)', options: ['iob1', 'iob2']}),
+    output: Flags.string({char: 'o', description: 'output file, - for stdout', default: '-'}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(PredictNer)
+    const {dir, saved} = await predictModel(flags.model)
+    if (saved.task !== 'ner') throw new SpanError(`${flags.model}: not a span finetune ner model (task ${JSON.stringify(saved.task ?? null)})`)
+    const c = saved as unknown as NerFinetuneConfig
+    const maxLen = flags['max-len'] ?? c['max-len']
+    const vocab = loadVocab(join(dir, VOCAB_FILE))
+    const file = readConllFile(flags.data, {labeled: false})
+    const units = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride)
+    await initBackend(flags.backend as BackendChoice, flags.threads)
+    const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft: null}
+    const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {})
+    try {
+      const tags = await predictTags(model, file, units, c.labels, (flags.scheme as TagScheme | undefined) ?? c.scheme, flags['batch-size'], vocab.special.pad)
+      const tagOf = new Map<number, string>()
+      file.sentences.forEach((s, k) => s.lines.forEach((li, w) => tagOf.set(li, tags[k][w])))
+      const text = file.lines.map((l, i) => (l.kind === 'blank' ? l.text : `${l.text} ${tagOf.get(i) ?? 'O'}`)).join('\n') + '\n'
+      await this.withOutput(flags.output, (w) => w.raw(text))
+    } finally {
+      model.dispose()
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * `span finetune ner` as a TaskAdapter of the one fine-tuning loop: CoNLL-2003 sentences as
+ * windows of sub-tokens with the IOB2 label on each word's first sub-token (./features.ts), a
+ * token classifier (model/token-classifier.ts), dev scored by conlleval (metrics/conlleval.ts)
+ * on the tags written back in the file's scheme; the best checkpoint by F1.
+ */
+import * as tf from '@tensorflow/tfjs'
+import {copyFile} from 'node:fs/promises'
+import {conllCount, conllScores} from '../../metrics/conlleval.js'
+import {join} from 'node:path'
+import {VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
+import {type HeadConfig, readConfigJson} from '../../model/classifier.js'
+import {type PresetName, presetConfig} from '../../model/config.js'
+import {readSafetensors} from '../../model/safetensors.js'
+import {SpanError} from '../../stream/errors.js'
+import {EVAL} from '../../model/layers.js'
+import {BertForTokenClassification, type TokenHostBatch, tokenClassifierFiles} from '../../model/token-classifier.js'
+import type {WordPieceTokenizer} from '../../text/tokenizer.js'
+import type {DevScores, TaskAdapter} from '../../train/adapter.js'
+import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {type NerFeature, nerFeatures} from './features.js'
+import {type ConllFile, type TagScheme, inScheme, toIob2} from './read.js'
+
+export interface NerFinetuneConfig extends FinetuneSettings {
+  task: 'ner'
+  /** the training file's scheme (predictions are written in it) */
+  scheme: TagScheme
+  stride: number
+  /** IOB2 labels in class order */
+  labels: string[]
+}
+
+/** Windows of every sentence; with labels when the file has tags. */
+export function nerUnits(file: ConllFile, labels: string[], tok: WordPieceTokenizer, maxLen: number, stride: number): NerFeature[] {
+  const index = new Map(labels.map((l, i) => [l, i]))
+  return file.sentences.flatMap((s, k) => {
+    const y = s.tags ? toIob2(s.tags).map((t) => index.get(t) ?? 0) : null
+    return nerFeatures(s.words, y, k, tok, maxLen, stride)
+  })
+}
+
+export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean): TokenHostBatch {
+  const B = fs.length
+  const T = Math.max(...fs.map((f) => f.ids.length))
+  const b: TokenHostBatch = {B, T, ids: new Int32Array(B * T).fill(padId), segments: new Int32Array(B * T), mask: new Float32Array(B * T), labels: withLabels ? new Int32Array(B * T).fill(-1) : null}
+  fs.forEach((f, i) => {
+    b.ids.set(f.ids, i * T)
+    b.mask.fill(1, i * T, i * T + f.ids.length)
+    if (b.labels) b.labels.set(f.labels, i * T)
+  })
+  return b
+}
+
+/** The predicted tags of every sentence, in the given scheme. */
+export async function predictTags(model: BertForTokenClassification, file: ConllFile, units: NerFeature[], labels: string[], scheme: TagScheme, batchSize: number, padId: number): Promise<string[][]> {
+  const iob2 = file.sentences.map((s) => s.words.map(() => 'O'))
+  for (let at = 0; at < units.length; at += batchSize) {
+    const fs = units.slice(at, at + batchSize)
+    const b = collateNer(fs, padId, false)
+    const y = tf.tidy(() => model.forward(b, EVAL).argMax(1)) // [B·T]
+    const best = await y.data()
+    y.dispose()
+    fs.forEach((f, i) => f.words.forEach((w, t) => w >= 0 && (iob2[f.sentence][w] = labels[best[i * b.T + t]])))
+  }
+  return iob2.map((tags) => inScheme(tags, scheme))
+}
+
+/** conlleval's rows of a gold file (token ... GOLD) with predicted tags appended (O on -DOCSTART-). */
+export function rowsWithPredictions(file: ConllFile, tags: string[][]): string[][] {
+  const pred = new Map<number, string>()
+  file.sentences.forEach((s, k) => s.lines.forEach((li, w) => pred.set(li, tags[k][w])))
+  return file.lines.map((l, i) => (l.kind === 'blank' ? [] : [...l.fields, pred.get(i) ?? 'O']))
+}
+
+export interface NerRun {
+  config: NerFinetuneConfig
+  model: BertForTokenClassification
+  tokenizer: WordPieceTokenizer
+  vocabPath: string
+  dev: ConllFile | null
+}
+
+export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] | null): TaskAdapter<NerFeature, TokenHostBatch> {
+  const c = run.config
+  const pad = run.tokenizer.vocab.special.pad
+  const evaluate = async (): Promise<DevScores | null> => {
+    if (!run.dev || !dev) return null
+    const tags = await predictTags(run.model, run.dev, dev, c.labels, c.scheme, c['batch-size'], pad)
+    const s = conllScores(conllCount(rowsWithPredictions(run.dev, tags)))
+    return {precision: s.precision, recall: s.recall, f1: s.f1, accuracy: s.accuracy}
+  }
+  return {
+    task: 'ner', params: run.model.params, units: train,
+    tokens: (u) => u.ids.length,
+    collate: (us) => collateNer(us, pad, true),
+    loss: (b, ctx) => run.model.loss(b, ctx),
+    evaluate, metric: 'f1', higherIsBetter: true,
+    files: async (state) => [...(await tokenClassifierFiles(run.model)), {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)}, ...configFiles(c, state)],
+  }
+}
+
+/** The token classifier to fine-tune or to predict with: a checkpoint's (encoder and, when it fits, head), else a fresh --preset one. */
+export async function nerModel(dir: string | null, preset: string | undefined, head: HeadConfig, vocabSize: number, maxLen: number, seed: number, log: (l: string) => void): Promise<BertForTokenClassification> {
+  if (!dir) return BertForTokenClassification.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)}), head, seed)
+  const {config} = await readConfigJson(dir)
+  if (maxLen > config.max_position_embeddings) throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
+  if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
+  const file = await readSafetensors(join(dir, WEIGHTS_FILE))
+  const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed)
+  if (initialised.length) log(`initialised ${initialised.join(', ')}`)
+  return model
+}
