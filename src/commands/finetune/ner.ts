@@ -35,7 +35,7 @@ checkpoint by F1 goes to --out/best.`
     const labels = nerLabels(train.sentences)
     const unknown = dev && nerLabels(dev.sentences).find((l) => !labels.includes(l))
     if (unknown) throw new SpanError(`${flags.dev}: tag type ${unknown.slice(2)} does not occur in ${flags.train}`)
-    const {vocab, cased} = runVocab(flags, src.dir)
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels}
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})

@@ -30,7 +30,7 @@ span finetune glue.`
     const train = readNliFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readNliFile(flags.dev, {requireLabel: true}) : null
     if (train.examples.length === 0) throw new SpanError(`${flags.train}: no labelled pairs`)
-    const {vocab, cased} = runVocab(flags, src.dir)
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const config = {...loopSettings(flags, 'nli', cased), labels: [...NLI_LABELS]}
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})

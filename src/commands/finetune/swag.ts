@@ -27,7 +27,7 @@ best checkpoint. --batch-size counts examples (each of K choices).`
     const src = await modelSource(flags)
     const train = readSwagFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readSwagFile(flags.dev, {requireLabel: true}) : null
-    const {vocab, cased} = runVocab(flags, src.dir)
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const config = loopSettings(flags, 'swag', cased)
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})

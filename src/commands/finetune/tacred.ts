@@ -37,7 +37,7 @@ and the best checkpoint by F1 goes to --out/best.`
     const train = readRelationFile(flags.train, {requireLabel: true})
     const labels = relationLabels(train, flags['negative-label'])
     const dev = flags.dev ? readRelationFile(flags.dev, {requireLabel: true, labels}) : null
-    const {vocab, cased} = runVocab(flags, src.dir)
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const markers = new MarkerVocab(vocab.tokens.length)
     const config: TacredFinetuneConfig = {...loopSettings(flags, 'tacred', cased), task: 'tacred', 'feature-mode': flags['feature-mode'] as FeatureMode, 'negative-label': flags['negative-label'], labels, markers: []}
     const run0 = {config, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !cased}), markers}
