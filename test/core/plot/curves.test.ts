@@ -29,6 +29,7 @@ describe('CurveBuilder', () => {
     expect(c.panels[0].series[2].points).toEqual([[2, 4]]) // null (no SBO targets in the window) is no point
     expect(c.panels[0].series[3].points).toEqual([[2, 9.5], [4, 8]])
     expect([c.records, c.steps]).toEqual([5, [2, 4]])
+    expect(c.panels.map((p) => p.yLabel)).toEqual(['loss', 'accuracy'])
   })
 
   it('reads finetune dev scores, leaving out counts, thresholds, GLUE\'s repeated score and flags', () => {
