@@ -7,7 +7,7 @@ import {curvesChart, seriesPaint} from '../core/plot/terminal.js'
 export default class Plot extends SpanCommand {
   static override summary = 'Draw the loss and evaluation curves of a training run\'s metrics'
   static override description = [
-    'Reads the metrics NDJSON that span pretrain and span finetune write on stdout (docs/formats.md) and draws,',
+    'Reads the metrics NDJSON that span pretrain and span finetune write on stdout (docs/formats.md#metrics-records) and draws,',
     'against the step, every loss of the training records and of the evaluation records (pre-training\'s held-out loss)',
     'in one panel, and the evaluation scores (SQuAD exact_match and f1, GLUE accuracy, …) in another.',
     'A text chart on stdout, or with --svg a standalone SVG file (written whole or not at all).',

@@ -1,6 +1,6 @@
 /**
  * The curves in a metrics NDJSON stream, as `span pretrain` and `span finetune` write it on stdout
- * (docs/formats.md): training records `{step, epoch, loss, mlm_loss, …, lr}` without a `split`,
+ * (docs/formats.md#metrics-records): training records `{step, epoch, loss, mlm_loss, …, lr}` without a `split`,
  * evaluation records `{split: "eval" | "dev", step, …}` with losses (pre-training's held-out
  * set) or scores (SQuAD's exact_match/f1, GLUE's score/acc/…). Losses of both kinds make the
  * loss panel; the evaluation's other numbers make the metrics panel.
