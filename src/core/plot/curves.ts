@@ -1,6 +1,6 @@
 /**
  * The curves in a metrics NDJSON stream, as `span pretrain` and `span finetune` write it on stdout
- * (docs/formats.md): training records `{step, epoch, loss, mlm_loss, …, lr}` without a `split`,
+ * (docs/formats.md#metrics-records): training records `{step, epoch, loss, mlm_loss, …, lr}` without a `split`,
  * evaluation records `{split: "eval" | "dev", step, …}` with losses (pre-training's held-out
  * set) or scores (SQuAD's exact_match/f1, GLUE's score/acc/…). Losses of both kinds make the
  * loss panel; the evaluation's other numbers make the metrics panel.
@@ -89,7 +89,7 @@ export class CurveBuilder {
     const evalSplits = [...new Set(this.metrics.map((n) => (this.series.get(n) as Series).split))]
     const panels: Panel[] = [
       {title: 'Loss', yLabel: 'loss', series: pick(this.losses)},
-      {title: `Evaluation (${evalSplits.join(', ')})`, yLabel: 'score', series: pick(this.metrics)},
+      {title: `Evaluation (${evalSplits.join(', ')})`, yLabel: this.metrics.every((n) => /(^|_)acc$/.test(n)) ? 'accuracy' : 'score', series: pick(this.metrics)},
     ].filter((p) => p.series.length > 0)
     const steps = panels.flatMap((p) => p.series.flatMap((s) => s.points.map(([x]) => x)))
     return {source: this.source, records: this.count, panels, steps: [Math.min(...steps), Math.max(...steps)]}

@@ -33,27 +33,39 @@ export interface ChartSize {
   height: number // plot rows
 }
 
-/** The y range of a panel's points. */
-function yRange(panel: Panel): [number, number] {
+/**
+ * The y axis of a panel: its points' range (every row shows data; a text chart has few), with
+ * round ticks inside it; a flat curve gets the round range around its value.
+ */
+function yAxis(panel: Panel, target: number): Axis {
   const ys = panel.series.flatMap((s) => s.points.map(([, y]) => y))
-  return [Math.min(...ys), Math.max(...ys)]
+  const [lo, hi] = [Math.min(...ys), Math.max(...ys)]
+  const round = niceAxis(lo, hi, target)
+  if (hi === lo) return round
+  return {min: lo, max: hi, step: round.step, ticks: round.ticks.filter((t) => t >= lo - round.step * 1e-9 && t <= hi + round.step * 1e-9)}
 }
 
-/** Every panel of the curves, one under the other, on one step axis. */
+const yAxisOf = (panel: Panel, size: ChartSize) => yAxis(panel, Math.max(2, Math.round(size.height / 2.5)))
+
+const labelWidth = (y: Axis) => Math.max(0, ...y.ticks.map((t) => tickLabel(t, y.step).length))
+
+/** Every panel of the curves, one under the other, on one step axis (their plots aligned). */
 export function curvesChart(c: Curves, size: ChartSize, p: SeriesPaint): string[] {
   const x = niceAxis(c.steps[0], c.steps[1], 4, true)
-  return c.panels.flatMap((panel, i) => [...(i > 0 ? [''] : []), ...panelChart(panel, x, size, p)])
+  const lw = Math.max(...c.panels.map((panel) => labelWidth(yAxisOf(panel, size))))
+  return c.panels.flatMap((panel, i) => [...(i > 0 ? [''] : []), ...panelChart(panel, x, size, p, lw)])
 }
 
-export function panelChart(panel: Panel, x: Axis, size: ChartSize, p: SeriesPaint): string[] {
-  const y = niceAxis(...yRange(panel), Math.max(2, Math.floor(size.height / 3)))
+/** One panel; `minLabel` widens the tick labels to line its plot up with the other panels'. */
+export function panelChart(panel: Panel, x: Axis, size: ChartSize, p: SeriesPaint, minLabel = 0): string[] {
+  const y = yAxisOf(panel, size)
   const grid: Array<Array<{ch: string; i: number} | null>> = Array.from({length: size.height}, () => new Array(size.width).fill(null))
   const col = (step: number) => Math.round(((step - x.min) / (x.max - x.min)) * (size.width - 1))
   const row = (v: number) => Math.round(((y.max - v) / (y.max - y.min)) * (size.height - 1))
   const colors = colorIndex(panel)
   panel.series.forEach((s, i) => drawSeries(grid, s, i, colors[i], col, row))
   const labels = new Map(y.ticks.map((t) => [row(t), tickLabel(t, y.step)]))
-  const lw = Math.max(...[...labels.values()].map((l) => l.length))
+  const lw = Math.max(minLabel, ...[...labels.values()].map((l) => l.length))
   const body = grid.map((cells, r) => {
     const axis = labels.has(r) ? `${(labels.get(r) as string).padStart(lw)} ┤` : `${''.padStart(lw)} │`
     return `  ${p.dim(axis)}${cells.map((cell) => (cell ? p.series(cell.i, cell.ch) : ' ')).join('').trimEnd()}`

@@ -21,17 +21,16 @@ describe('curvesChart (text)', () => {
 
   it('draws a falling line from the top-left to the bottom-right corner, ticks and steps round', () => {
     const loss = lines.slice(0, lines.indexOf(''))
-    // rows: '  ' + tick label (2 wide) + ' ┤' or ' │', then column 0 at index 6
-    expect(loss[0]).toBe('  Loss')
-    const at = (row: string) => [...row.slice(6)].flatMap((ch, i) => (ch === '•' ? [i] : []))
-    expect(loss[1].startsWith('  10 ┤•')).toBe(true)
+    // rows: '  ' + tick label (4 wide: 10.0, 7.5, …) + ' ┤' or ' │', then column 0 at index 8
+    const at = (row: string) => [...row.slice(8)].flatMap((ch, i) => (ch === '•' ? [i] : []))
+    expect(loss.filter((r) => r.includes('┤')).map((r) => r.slice(0, 8))).toEqual(['  10.0 ┤', '   7.5 ┤', '   5.0 ┤', '   2.5 ┤', '   0.0 ┤'])
     expect(at(loss[1])[0]).toBe(0) // step 0, loss 10: top left
     expect(at(loss[11]).at(-1)).toBe(20) // step 100, loss 0: bottom right
-    expect(loss[11].startsWith('   0 ┤')).toBe(true)
+    expect(loss[11].startsWith('   0.0 ┤')).toBe(true)
     expect(at(loss[6])).toContain(10) // step 50, loss 5: the middle
-    expect(loss[12]).toBe(`     └${'─'.repeat(21)}`)
-    expect(loss[13]).toMatch(/^ {6}0 +25 +50 +75 +100 {2}step$/)
-    expect(loss[13].indexOf('50') + 1).toBe(loss[12].indexOf('└') + 1 + 10) // centred under column 10
+    expect(loss[12]).toBe(`       └${'─'.repeat(21)}`)
+    expect(loss[13]).toMatch(/^ {8}0 +25 +50 +75 +100 {2}step$/)
+    expect(loss[13].indexOf('50') + 1).toBe(8 + 10) // centred under column 10
     expect(loss[14]).toBe('  • loss 0')
     const columns = loss.slice(1, 12).flatMap((row) => at(row))
     expect(new Set(columns).size).toBe(21) // a line: every column drawn
@@ -40,7 +39,8 @@ describe('curvesChart (text)', () => {
   it('draws the evaluation panel below, only between its first and last evaluation', () => {
     const dev = lines.slice(lines.indexOf('') + 1)
     expect(dev[0]).toBe('  Evaluation (dev)')
-    const columns = dev.slice(1, 12).flatMap((row) => [...row.slice(6)].flatMap((ch, i) => (ch === '•' ? [i] : [])))
+    expect(dev[1].slice(0, 8)).toBe('    60 ┤') // labels as wide as the loss panel's: the plots line up
+    const columns = dev.slice(1, 12).flatMap((row) => [...row.slice(8)].flatMap((ch, i) => (ch === '•' ? [i] : [])))
     expect([...new Set(columns)].sort((a, b) => a - b)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]) // steps 50–100
     expect(dev.at(-1)).toBe('  • dev f1 60')
   })

@@ -29,6 +29,7 @@ describe('CurveBuilder', () => {
     expect(c.panels[0].series[2].points).toEqual([[2, 4]]) // null (no SBO targets in the window) is no point
     expect(c.panels[0].series[3].points).toEqual([[2, 9.5], [4, 8]])
     expect([c.records, c.steps]).toEqual([5, [2, 4]])
+    expect(c.panels.map((p) => p.yLabel)).toEqual(['loss', 'accuracy'])
   })
 
   it('reads finetune dev scores, leaving out counts, thresholds, GLUE\'s repeated score and flags', () => {
@@ -66,5 +67,34 @@ describe('CurveBuilder', () => {
   it('knows a loss key', () => {
     expect(['loss', 'mlm_loss', 'nsp_loss'].every(isLossKey)).toBe(true)
     expect(['losses', 'mlm_acc', 'lr'].some(isLossKey)).toBe(false)
+  })
+})
+
+describe('TensorBoard event files', () => {
+  it('reads the curves back from an event file, tags split/key', async () => {
+    const {mkdtempSync, readdirSync, readFileSync, writeFileSync} = await import('node:fs')
+    const {tmpdir} = await import('node:os')
+    const {join} = await import('node:path')
+    const {EventWriter} = await import('../../../src/core/train/tensorboard.js')
+    const {eventRecords, isEventFile, readCurvesFile} = await import('../../../src/core/plot/files.js')
+    const dir = mkdtempSync(join(tmpdir(), 'span-plot-tb-'))
+    const w = await EventWriter.open(dir)
+    for (const step of [1, 2, 3]) {
+      w.scalar('train/loss', 4 - step, step)
+      w.scalar('train/lr', 0.1, step)
+    }
+    w.scalar('dev/f1', 50, 3)
+    w.scalar('dev/exact', 40, 3)
+    await w.close()
+    const path = join(dir, readdirSync(dir)[0])
+    expect(isEventFile(path)).toBe(true)
+    const c = await readCurvesFile(path)
+    expect(names(c)).toEqual([['Loss', ['loss']], ['Evaluation (dev)', ['dev f1', 'dev exact']]])
+    expect(c.panels[0].series[0].points).toEqual([[1, 3], [2, 2], [3, 1]])
+    expect(eventRecords([{wallTime: 0, step: 7, scalars: [{tag: 'loss', value: 1}, {tag: 'eval/mlm/acc', value: 0.5}]}])).toEqual([{step: 7, loss: 1}, {split: 'eval/mlm', step: 7, acc: 0.5}])
+    const bad = readFileSync(path)
+    bad[bad.length - 3] ^= 1
+    writeFileSync(path, bad)
+    await expect(readCurvesFile(path)).rejects.toThrow(new RegExp(`^${path.replace(/[.\\/]/g, '\\$&')}: record 9 at byte \\d+: data CRC mismatch`))
   })
 })
