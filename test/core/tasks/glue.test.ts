@@ -1,7 +1,6 @@
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
+import {join} from 'node:path'
 import {expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {openSource} from '../../../src/core/stream/lines.js'
@@ -21,7 +20,6 @@ import {
 
 const describe = describeShared('glue')
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const DATA = sharedPath('glue')
 const tmp = mkdtempSync(join(tmpdir(), 'span-glue-'))
 let fileNo = 0

@@ -91,7 +91,7 @@ describe('writing predictions.json, nbest_predictions.json, null_odds.json', () 
 
   it('writes no null_odds.json for v1.1 predictions, and nothing into a missing folder', async () => {
     const dir = mkdtempSync(join(tmp, 'out-'))
-    await writeSquadOutputs(dir, collectOutputs(preds.map(({nullOdds, ...p}) => p)))
+    await writeSquadOutputs(dir, collectOutputs(preds.map(({nullOdds: _nullOdds, ...p}) => p)))
     expect(existsSync(join(dir, 'null_odds.json'))).toBe(false)
     await expect(writeSquadOutputs(join(dir, 'nope'), collectOutputs(preds))).rejects.toThrow()
     expect(existsSync(join(dir, 'nope'))).toBe(false)
