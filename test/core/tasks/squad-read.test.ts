@@ -1,18 +1,18 @@
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {collectOutputs, detectVersion, jsonErrorAt, objectKeysInFileOrder, parseJsonText, parseSquad, readNaProbsFile, readSquadFile, writeSquadOutputs, type QuestionPrediction} from '../../../src/core/tasks/squad/index.js'
 
-const describe = describeShared('squad')
+const describeData = describeShared('squad')
 
 const DATA = sharedPath('squad')
 const tmp = mkdtempSync(join(tmpdir(), 'span-squad-read-'))
 
 const squad = (qas: unknown[], context = 'Rollo founded Normandy in 911.', extra = {}) => ({version: '1.1', ...extra, data: [{title: 'T', paragraphs: [{context, qas}]}]})
 
-describe('reading SQuAD files', () => {
+describeData('reading SQuAD files', () => {
   it('reads XQuAD as v1.1 and the SQuAD 2.0 subset as v2.0, with every offset checked', () => {
     const x = readSquadFile(join(DATA, 'xquad.en.json'), {checkOffsets: true})
     expect([x.version, x.declaredVersion, x.examples.length]).toEqual(['1.1', '1.1', 1190])
