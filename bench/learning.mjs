@@ -54,10 +54,16 @@ function unigramEntropy(lines, special) {
 function heldOutUnigram(trainLines, devLines, special, V) {
   const counts = new Float64Array(V)
   let n = 0
-  for (const l of trainLines) for (const id of JSON.parse(l).ids) if (!special.has(id)) (counts[id]++, n++)
+  for (const l of trainLines) for (const id of JSON.parse(l).ids) if (!special.has(id)) {
+    counts[id]++
+    n++
+  }
   let ce = 0
   let m = 0
-  for (const l of devLines) for (const id of JSON.parse(l).ids) if (!special.has(id)) (ce -= Math.log((counts[id] + 1) / (n + V - special.size)), m++)
+  for (const l of devLines) for (const id of JSON.parse(l).ids) if (!special.has(id)) {
+    ce -= Math.log((counts[id] + 1) / (n + V - special.size))
+    m++
+  }
   return ce / m
 }
 const special = new Set(Object.values(JSON.parse(header).special))

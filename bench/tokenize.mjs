@@ -43,6 +43,7 @@ async function child(mode, mb) {
   } else if (mode === 'split2') {
     let n = 0
     for await (const line of readLines(src)) n += line.text.length
+    if (n < 0) console.error(n) // keep the loop
   } else if (mode === 'bytesum') {
     const text = readFileSync(TEXT)
     let sum = 0
@@ -51,6 +52,7 @@ async function child(mode, mb) {
   } else if (mode === 'bytelines') {
     let n = 0
     for await (const b of readLineBatches(src)) n += b.count
+    if (n < 0) console.error(n) // keep the loop
   } else {
     const text = readFileSync(TEXT)
     let done = 0
@@ -61,6 +63,7 @@ async function child(mode, mb) {
       done += nl + 1 - s
       s = nl + 1 === text.length ? 0 : nl + 1
     }
+    if (ids < 0) console.error(ids) // keep the loop
   }
   const s = Number(process.hrtime.bigint() - t0) / 1e9
   const c1 = process.cpuUsage(c0)

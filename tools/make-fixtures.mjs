@@ -26,7 +26,7 @@ const ABBREV = /\b(Mr|Mrs|Ms|Dr|St|Jr|Sr|Gen|Gov|Hon|Rev|No|vs|U\.S|U\.N|etc|i\.
 
 /** One sentence per line: split after . ! ? before a capital or quote, except after abbreviations. */
 function sentences(text) {
-  const parts = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]["')\]]?)\s+(?=["'(\[]?[A-Z0-9])/)
+  const parts = text.replace(/\s+/g, ' ').trim().split(/(?<=[.!?]["')\]]?)\s+(?=["'([]?[A-Z0-9])/)
   const out = []
   for (const p of parts) {
     if (out.length > 0 && ABBREV.test(out[out.length - 1])) out[out.length - 1] += ' ' + p

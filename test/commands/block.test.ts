@@ -2,7 +2,7 @@
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, expect, it} from 'vitest'
 import {BlockPacker} from '../../src/core/data/block.js'
 import {describeData, hasData, vocab, wikiRecords} from '../core/data/helpers.js'
 import {runShell, runSpan} from '../helpers/spawn.js'

@@ -13,7 +13,6 @@ import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
 
-const root = join(import.meta.dirname, '..', '..')
 const tmp = mkdtempSync(join(tmpdir(), 'span-encode-'))
 const ckpt = join(tmp, 'ckpt')
 const blocks = join(tmp, 'blocks.ndjson')

@@ -4,10 +4,10 @@ import {runCommand} from '@oclif/test'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterEach, expect, it} from 'vitest'
+import {afterEach, describe, expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../helpers/shared-data.js'
 
-const describe = describeShared('squad/xquad.en.json', 'squad/squad-v2.0-dev-subset-normans-rhine.json')
+const describeData = describeShared('squad/xquad.en.json', 'squad/squad-v2.0-dev-subset-normans-rhine.json')
 
 const root = join(__dirname, '..', '..')
 const tmp = mkdtempSync(join(tmpdir(), 'span-eval-squad-'))
@@ -28,7 +28,7 @@ afterEach(() => {
   process.exitCode = undefined // a failing command sets it; the test runner must not inherit it
 })
 
-describe('span eval squad: the official scripts\' output', () => {
+describeData('span eval squad: the official scripts\' output', () => {
   it('v1.1 --json prints exactly what evaluate-v1.1.py prints', async () => {
     const c = golden('golden-v1.json').find((x: {name: string}) => x.name === 'multiple-gold')
     const r = await run(['--data', file('v1.json', c.data), '--pred', file('v1-pred.json', c.predictions), '--json'])

@@ -16,7 +16,6 @@ import {fixtureVocab} from '../core/train/helpers.js'
 
 const describe = describeShared('glue/MRPC')
 
-const root = join(import.meta.dirname, '..', '..')
 const MRPC = sharedPath('glue', 'MRPC')
 const tmp = mkdtempSync(join(tmpdir(), 'span-finetune-glue-'))
 const ckpt = join(tmp, 'pre')

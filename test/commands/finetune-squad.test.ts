@@ -11,9 +11,8 @@ import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
 import {readSafetensors} from '../../src/core/model/safetensors.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
-import {context, qas, squad} from './squad-fixture.js'
+import {qas, squad} from './squad-fixture.js'
 
-const root = join(import.meta.dirname, '..', '..')
 const tmp = mkdtempSync(join(tmpdir(), 'span-finetune-squad-'))
 const ckpt = join(tmp, 'pre')
 const train = join(tmp, 'train.json')

@@ -17,7 +17,6 @@ import {fixtureVocab} from '../core/train/helpers.js'
 
 const describe = describeShared('glue/STS-B')
 
-const root = join(import.meta.dirname, '..', '..')
 const STSB = sharedPath('glue', 'STS-B')
 const tmp = mkdtempSync(join(tmpdir(), 'span-predict-glue-'))
 

@@ -12,7 +12,6 @@ import {smallConfig} from '../core/model/helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
 import {context, qas, squad} from './squad-fixture.js'
 
-const root = join(import.meta.dirname, '..', '..')
 const tmp = mkdtempSync(join(tmpdir(), 'span-predict-squad-'))
 const model = join(tmp, 'qa')
 const v1 = join(tmp, 'v1.json')

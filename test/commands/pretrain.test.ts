@@ -13,8 +13,6 @@ import {loadCheckpoint} from '../../src/core/model/checkpoint.js'
 import {readSafetensors, toFloat32} from '../../src/core/model/safetensors.js'
 import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
 
-const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-pretrain-'))
 const train = join(tmp, 'train.ndjson')
 const dev = join(tmp, 'dev.ndjson')

@@ -2,7 +2,7 @@ import {errorAt} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 import {DECISIONS, type MaskResult} from './mask.js'
 import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
-import {checkIds} from './records.js'
+import {checkIds, checkSegments, parseDoc} from './records.js'
 
 /** A block as `span mask` reads it (docs/formats.md#blocks); pair blocks carry segments and next. */
 export interface BlockRecord {
@@ -30,24 +30,14 @@ export function toBlockRecord(rec: Rec, vocabSize: number, cls: number, sep: num
     throw bad(`expected blocks (from span block), got ids that do not start with [CLS] (${cls}) and end with [SEP] (${sep}) (token records from span tokenize?)`)
   }
   const out: BlockRecord = {ids}
-  if (v.doc !== undefined) {
-    if (!Number.isInteger(v.doc)) throw bad(`field "doc" must be an integer, got ${JSON.stringify(v.doc)}`)
-    out.doc = v.doc as number
-  }
+  const doc = parseDoc(v.doc, bad)
+  if (doc !== null) out.doc = doc
   if (v.segments !== undefined) out.segments = checkSegments(v.segments, ids.length, bad)
   if (v.next !== undefined) {
     if (typeof v.next !== 'boolean') throw bad(`field "next" must be true or false, got ${JSON.stringify(v.next)}`)
     out.next = v.next
   }
   return out
-}
-
-function checkSegments(seg: unknown, n: number, bad: (msg: string) => Error): number[] {
-  if (!Array.isArray(seg) || seg.length !== n) throw bad(`field "segments" must be an array of ${n} segment ids (one per id)`)
-  for (let i = 0; i < n; i++) {
-    if (seg[i] !== 0 && seg[i] !== 1) throw bad(`segments[${i}] = ${JSON.stringify(seg[i])}: expected 0 or 1`)
-  }
-  return seg as number[]
 }
 
 /**

@@ -21,6 +21,23 @@ export function checkIds(ids: unknown, field: string, vocabSize: number | null, 
   return ids as number[]
 }
 
+/** segments: one 0 or 1 per id (pair blocks and the masked examples made from them). */
+export function checkSegments(seg: unknown, n: number, bad: (msg: string) => Error): number[] {
+  if (!Array.isArray(seg) || seg.length !== n) throw bad(`field "segments" must be an array of ${n} segment ids (one per id)`)
+  for (let i = 0; i < n; i++) {
+    if (seg[i] !== 0 && seg[i] !== 1) throw bad(`segments[${i}] = ${JSON.stringify(seg[i])}: expected 0 or 1`)
+  }
+  return seg as number[]
+}
+
+/** An optional `doc`: null when absent, else an integer. */
+export function parseDoc(doc: unknown, bad: (msg: string) => Error): number | null {
+  if (doc === undefined || doc === null) return null
+  if (!Number.isInteger(doc)) throw bad(`field "doc" must be an integer, got ${JSON.stringify(doc)}`)
+  return doc as number
+}
+
+/** Checks a token record (docs/formats.md#token-records): `doc` and `ids` required. */
 export function toTokenRecord(rec: Rec, vocabSize: number | null, source: string): TokenRecord {
   const v = rec.value
   if (!('ids' in v)) throw errorAt(source, rec.line, 'missing field "ids" (expected token records from span tokenize)')

@@ -1,3 +1,6 @@
 export * from './backend.js'
 export * from './gather.js'
 export * from './matmul.js'
+export * from './fused.js'
+export * from './native.js'
+export * from './native-ops.js'

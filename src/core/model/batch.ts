@@ -1,16 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
-import {checkIds} from '../data/records.js'
-import {errorAt, SpanError} from '../stream/errors.js'
-import type {Rec} from '../stream/ndjson.js'
+import type {MaskedExample} from '../data/masked.js'
+import {SpanError} from '../stream/errors.js'
 
-/** A masked example record (docs/formats.md#masked-examples); positions index `ids`, span ends inclusive. */
-export interface MaskedExample {
-  ids: number[]
-  targets: [number, number][]
-  spans: [number, number, string][]
-  segments?: number[]
-  next?: boolean
-}
+// A masked example record is parsed and checked in data/ (docs/formats.md#masked-examples).
+export {type MaskedExample, toMaskedExample} from '../data/masked.js'
 
 /** The encoder's inputs of a padded batch on the host, row-major [B, T]: what every task's batch has. */
 export interface EncoderHostBatch {
@@ -105,30 +98,6 @@ function addSboTargets(
       out.labels.push(label)
     }
   }
-}
-
-/** Checks a masked example record; errors name the source and line. */
-export function toMaskedExample(rec: Rec, vocabSize: number | null, source: string): MaskedExample {
-  const v = rec.value
-  const fail = (msg: string): never => {
-    throw errorAt(source, rec.line, msg)
-  }
-  const ids = checkIds(v.ids, 'ids', vocabSize, source, rec.line)
-  const n = ids.length
-  const inBlock = (p: unknown): p is number => Number.isInteger(p) && (p as number) >= 0 && (p as number) < n
-  if (!Array.isArray(v.targets)) fail('field "targets" must be an array of [position, original_id] (expected masked examples from span mask)')
-  for (const t of v.targets as unknown[]) {
-    if (!Array.isArray(t) || t.length !== 2 || !inBlock(t[0])) fail(`target ${JSON.stringify(t)} is not [position, original_id] inside the block`)
-    checkIds([(t as unknown[])[1]], 'targets original id', vocabSize, source, rec.line)
-  }
-  const spans = Array.isArray(v.spans) ? v.spans : fail('field "spans" must be an array of [start, end, kind]')
-  for (const s of spans as unknown[]) {
-    if (!Array.isArray(s) || !inBlock(s[0]) || !inBlock(s[1]) || s[0] > s[1]) fail(`span ${JSON.stringify(s)} is not [start, end, kind] inside the block`)
-  }
-  const segments = v.segments === undefined ? undefined : checkIds(v.segments, 'segments', 2, source, rec.line)
-  if (segments && segments.length !== n) fail('field "segments" must have one entry per id')
-  if (v.next !== undefined && typeof v.next !== 'boolean') fail('field "next" must be true or false')
-  return {ids, targets: v.targets as [number, number][], spans: spans as [number, number, string][], segments, next: v.next as boolean | undefined}
 }
 
 /** The batch as tensors; dispose with disposeBatch. */

@@ -1,6 +1,6 @@
 import {DECISIONS, type Masker} from '../data/mask.js'
 import {toBlockRecord} from '../data/mask-io.js'
-import {type MaskedExample, toMaskedExample} from '../model/batch.js'
+import {type MaskedExample, toMaskedExample} from '../data/masked.js'
 import {errorAt} from '../stream/errors.js'
 import type {SpecialIds} from '../stream/header.js'
 import type {Rec} from '../stream/ndjson.js'

@@ -1,4 +1,4 @@
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {BlockPacker, writeBlock, writePairBlock} from '../../../src/core/data/block.js'
 import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import type {TokenRecord} from '../../../src/core/data/records.js'

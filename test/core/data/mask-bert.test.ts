@@ -1,4 +1,4 @@
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {maskBudget, type MaskOptions} from '../../../src/core/data/mask.js'
 import {Rng} from '../../../src/core/data/rng.js'
 import {checkExample, describeData, hasData, isWordEnd, isWordStart, maskable, masker, vocab, wikiBlocks} from './helpers.js'

@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {maskBudget, type MaskOptions} from '../../../src/core/data/mask.js'
 import {SpanLengthSampler} from '../../../src/core/data/mask-span.js'
 import {Rng} from '../../../src/core/data/rng.js'
-import {checkExample, describeData, isWordEnd, isWordStart, maskable, masker, mv, vocab, wikiBlocks} from './helpers.js'
+import {checkExample, describeData, isWordEnd, isWordStart, maskable, masker, vocab, wikiBlocks} from './helpers.js'
 
 const SPAN: MaskOptions = {scheme: 'span', ratio: 0.15, p: 0.2, maxSpan: 10}
 

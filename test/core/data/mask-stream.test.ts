@@ -1,4 +1,4 @@
-import {describe, expect, it} from 'vitest'
+import {expect, it} from 'vitest'
 import {Masker, type MaskOptions} from '../../../src/core/data/mask.js'
 import {NdjsonBytes} from '../../../src/core/stream/ndjson-bytes.js'
 import {MaskStream} from '../../../src/core/data/mask-stream.js'

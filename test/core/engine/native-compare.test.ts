@@ -14,7 +14,7 @@ const status = loadNative()
 const reason = status.available ? '' : ` (skipped: ${status.error})`
 
 const draws = new Draws(4711)
-const {both, expectSame, expectCloseGrads} = kernelChecks(draws)
+const {expectSame, expectCloseGrads} = kernelChecks(draws)
 const size = (shape: number[]): number => shape.reduce((a, b) => a * b, 1)
 const pick = <T>(xs: readonly T[]): T => xs[draws.rng.int(xs.length)]
 

@@ -12,7 +12,7 @@ const status = loadNative()
 const reason = status.available ? '' : ` (skipped: ${status.error})`
 
 const draws = new Draws(2024)
-const {both, expectSame, expectCloseGrads} = kernelChecks(draws)
+const {expectSame, expectCloseGrads} = kernelChecks(draws)
 const size = (shape: number[]): number => shape.reduce((a, b) => a * b, 1)
 
 function rand(shape: number[], lo = -2, hi = 2): tf.Tensor {

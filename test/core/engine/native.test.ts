@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {collapse, collapsePerm} from '../../../src/core/engine/native-kernels.js'
-import {loadNative, nativeKernelCounts, registerNativeKernels, setNativeKernelsEnabled, startNative} from '../../../src/core/engine/native.js'
+import {loadNative, nativeKernelCounts, registerNativeKernels, startNative} from '../../../src/core/engine/native.js'
 import {Draws, nativeAndReference} from './helpers.js'
 
 // Every native kernel against tfjs' own cpu kernel (the reference it mirrors) on random inputs:

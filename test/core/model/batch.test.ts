@@ -62,7 +62,7 @@ describe('toMaskedExample', () => {
   it('names source and line on bad records', () => {
     expect(() => toMaskedExample(rec({ids: [1, 3, 2], targets: [[5, 9]], spans: []}), 40, 'stdin')).toThrow(/^stdin:7: target/)
     expect(() => toMaskedExample(rec({ids: [1, 3, 2], targets: [], spans: [[2, 1, 'mask']]}), 40, 'stdin')).toThrow(/^stdin:7: span/)
-    expect(() => toMaskedExample(rec({ids: [1, 3, 2]}), 40, 'x.ndjson')).toThrow(/^x.ndjson:7: field "targets"/)
+    expect(() => toMaskedExample(rec({ids: [1, 3, 2]}), 40, 'x.ndjson')).toThrow(/^x.ndjson:7: expected a masked example {ids, targets, spans}: missing field "targets"/)
     expect(() => toMaskedExample(rec({ids: [1, 3, 2], targets: [], spans: [], next: 1}), 40, 's')).toThrow(/next/)
   })
 })

@@ -1,8 +1,7 @@
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {dirname, join} from 'node:path'
-import {fileURLToPath} from 'node:url'
-import {expect, it} from 'vitest'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {openSource} from '../../../src/core/stream/lines.js'
 import {
@@ -19,9 +18,8 @@ import {
   type GlueTask,
 } from '../../../src/core/tasks/glue/index.js'
 
-const describe = describeShared('glue')
+const describeData = describeShared('glue')
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 const DATA = sharedPath('glue')
 const tmp = mkdtempSync(join(tmpdir(), 'span-glue-'))
 let fileNo = 0
@@ -42,7 +40,7 @@ function counts(labels: (string | null)[]): Record<string, number> {
   return c
 }
 
-describe('GLUE readers on the distributed files', () => {
+describeData('GLUE readers on the distributed files', () => {
   it('CoLA dev: no header, 4 columns, no final newline', async () => {
     const {examples, labeled} = await read(GLUE_TASKS.CoLA, join(DATA, 'CoLA', 'dev.tsv'))
     expect([examples.length, labeled]).toEqual([1043, true])
@@ -83,7 +81,7 @@ describe('GLUE readers on the distributed files', () => {
   })
 })
 
-describe('GLUE readers on hand-built layouts', () => {
+describeData('GLUE readers on hand-built layouts', () => {
   it('MNLI train/dev by column name (gold_label last, after label1..label5)', async () => {
     const head = 'index\tpromptID\tpairID\tgenre\ts1b\ts2b\ts1p\ts2p\tsentence1\tsentence2\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label'
     const row = '7\tp\tq\tfiction\tb\tb\tp\tp\tA man.\tA person.\tneutral\tentailment\tentailment\tentailment\tentailment\tentailment'

@@ -1,18 +1,18 @@
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../../helpers/shared-data.js'
 import {collectOutputs, detectVersion, jsonErrorAt, objectKeysInFileOrder, parseJsonText, parseSquad, readNaProbsFile, readSquadFile, writeSquadOutputs, type QuestionPrediction} from '../../../src/core/tasks/squad/index.js'
 
-const describe = describeShared('squad')
+const describeData = describeShared('squad')
 
 const DATA = sharedPath('squad')
 const tmp = mkdtempSync(join(tmpdir(), 'span-squad-read-'))
 
 const squad = (qas: unknown[], context = 'Rollo founded Normandy in 911.', extra = {}) => ({version: '1.1', ...extra, data: [{title: 'T', paragraphs: [{context, qas}]}]})
 
-describe('reading SQuAD files', () => {
+describeData('reading SQuAD files', () => {
   it('reads XQuAD as v1.1 and the SQuAD 2.0 subset as v2.0, with every offset checked', () => {
     const x = readSquadFile(join(DATA, 'xquad.en.json'), {checkOffsets: true})
     expect([x.version, x.declaredVersion, x.examples.length]).toEqual(['1.1', '1.1', 1190])
@@ -91,7 +91,7 @@ describe('writing predictions.json, nbest_predictions.json, null_odds.json', () 
 
   it('writes no null_odds.json for v1.1 predictions, and nothing into a missing folder', async () => {
     const dir = mkdtempSync(join(tmp, 'out-'))
-    await writeSquadOutputs(dir, collectOutputs(preds.map(({nullOdds, ...p}) => p)))
+    await writeSquadOutputs(dir, collectOutputs(preds.map(({nullOdds: _nullOdds, ...p}) => p)))
     expect(existsSync(join(dir, 'null_odds.json'))).toBe(false)
     await expect(writeSquadOutputs(join(dir, 'nope'), collectOutputs(preds))).rejects.toThrow()
     expect(existsSync(join(dir, 'nope'))).toBe(false)

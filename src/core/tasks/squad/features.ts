@@ -6,7 +6,7 @@
  */
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {SquadExample} from './dataset.js'
-import {answerWords, splitDoc, type SquadDoc} from './doc.js'
+import {answerWords, type SquadDoc} from './doc.js'
 
 export interface WindowOptions {
   /** max_seq_length: [CLS] question [SEP] window [SEP] (384) */

@@ -56,6 +56,7 @@ class ScanError extends Error {
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+// eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in strings: the class names them
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 
 /** A recursive-descent JSON syntax scan (RFC 8259) that only finds where a text goes wrong. */

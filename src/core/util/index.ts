@@ -1,3 +1,0 @@
-// core/util: what every area uses, importing nothing from the others.
-export * from './errors.js'
-export * from './rng.js'
