@@ -10,16 +10,16 @@
 //             median of 3 after a warm-up step, batch 16 × 128 (base: 8 × 128), BERT's 30,522 vocabulary;
 //             step_cpu_ms is the CPU time of the process (all its threads) per step, steadier when shared;
 //             max_rss_mb the process's peak RSS so far (run one preset alone to read its own)
-//   dropout   a [16, 128, 4H] dropout: tf.dropout (JS mask, then a multiply) vs dropoutFast (one pass)
+//   dropout   a [16, 128, 4H] dropout: tf.dropout (JS mask, then a multiply) vs dropoutFused (the SpanDropout kernel: one pass)
 //   adamw     one AdamW update of every parameter: the optimiser's ops on tfjs' cpu kernels vs
-//             adamwFast (one pass, in place)
+//             adamwFused (the SpanAdamW kernel: one pass, in place)
 // Compare with bench/torch_step.py (PyTorch, same model and batch) for the ratio. On a shared
 // machine figures are noisy: run it when the cores are idle.
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
 import {V, syntheticExample} from './lib/synthetic.mjs'
 import {initBackend} from '../dist/core/engine/index.js'
-import {adamwFast, dropoutFast} from '../dist/core/engine/native-ops.js'
+import {adamwFused, dropoutFused} from '../dist/core/engine/fused.js'
 import {loadNative, nativeAddon, nativePoolStats, setNativeKernelsEnabled, startNative} from '../dist/core/engine/native.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
@@ -124,7 +124,7 @@ function timeIt(f, reps = 5) {
 function dropoutBench(H) {
   const x = tf.randomNormal([16, 128, 4 * H])
   const js = timeIt(() => tf.tidy(() => { tf.dropout(x, 0.1, undefined, 3).dataSync() }))
-  const fast = timeIt(() => tf.tidy(() => { dropoutFast(x, 0.1, 3).dataSync() }))
+  const fast = timeIt(() => tf.tidy(() => { dropoutFused(x, 0.1, 3).dataSync() }))
   out({bench: 'dropout', shape: x.shape, tf_dropout_ms: js, native_one_pass_ms: fast})
   x.dispose()
 }
@@ -134,13 +134,13 @@ function adamwBench(preset) {
   const entries = model.params.entries()
   const grads = new Map(entries.map(([k, v]) => [k, tf.randomNormal(v.shape, 0, 1e-3)]))
   const opt = new AdamW()
-  setNativeKernelsEnabled(false) // the optimiser's separate ops, on tfjs' own cpu kernels
+  setNativeKernelsEnabled(false) // the SpanAdamW composite: separate ops on tfjs' own cpu kernels
   const ops = timeIt(() => opt.apply(entries, grads, 1e-4), 3)
   setNativeKernelsEnabled(true)
   const m = entries.map(([, v]) => tf.variable(tf.zerosLike(v)))
   const v2 = entries.map(([, v]) => tf.variable(tf.zerosLike(v)))
   const h = {lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, bc1: 0.1, bc2: 0.001, gradScale: 1}
-  const fast = timeIt(() => entries.forEach(([k, p], i) => adamwFast(p, m[i], v2[i], grads.get(k), h)), 3)
+  const fast = timeIt(() => entries.forEach(([k, p], i) => adamwFused(p, m[i], v2[i], grads.get(k), h)), 3)
   out({bench: 'adamw', preset, params: model.params.size(), tfjs_ops_ms: ops, native_one_pass_ms: fast})
   tf.dispose([...grads.values(), ...m, ...v2])
   opt.dispose()

@@ -6,9 +6,9 @@
       "defines": ["<!(node detect-blas.mjs define)", "NAPI_VERSION=8"],
       "include_dirs": ["<!@(node detect-blas.mjs include)"],
       "libraries": ["<!@(node detect-blas.mjs libs)"],
-      "cflags_cc": ["-std=c++17", "-O3", "-march=native", "-pthread"],
+      "cflags_cc": ["-std=c++17", "-O3", "<!@(node arch-flags.mjs cflags)", "-pthread"],
       "cflags_cc!": ["-fno-exceptions"],
-      "ldflags": ["-pthread"],
+      "ldflags": ["-pthread", "<!@(node arch-flags.mjs ldflags)"],
       "xcode_settings": {
         "OTHER_CPLUSPLUSFLAGS": ["-std=c++17", "-O3"],
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES"

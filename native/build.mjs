@@ -47,7 +47,7 @@ function upToDate(addon) {
   const built = join(addon.dir, 'build', 'Release', addon.product)
   if (!existsSync(built)) return false
   const sources = ['binding.gyp', ...readdirSync(join(addon.dir, 'src')).map((f) => join('src', f))]
-  const own = addon.dir === here ? ['build.mjs', 'detect-blas.mjs'] : []
+  const own = addon.dir === here ? ['build.mjs', 'detect-blas.mjs', 'arch-flags.mjs'] : []
   const t = statSync(built).mtimeMs
   return [...sources, ...own].every((f) => statSync(join(addon.dir, f)).mtimeMs <= t)
 }

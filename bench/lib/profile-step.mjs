@@ -1,6 +1,6 @@
 // Per-kernel time of one training step (tf.profile), for finding what to make native next.
 //   node bench/lib/profile-step.mjs [preset] [backend]      (npm run build first)
-// tf.profile sees the kernels the forward pass dispatches; the fused ops show up as "forward"
+// tf.profile sees the kernels the step dispatches, the fused ones by name (SpanLinear, …)
 // and the gradient functions are not timed (node --cpu-prof attributes those). Environment:
 // TOP=n lists the n slowest calls, AGG=Kernel totals one kernel by input shapes, SHAPES=Kernel
 // lists its calls.

@@ -6,7 +6,8 @@
       "defines": ["NAPI_VERSION=8"],
       "libraries": ["-ldl"],
       "cflags_cc": ["-std=c++17", "-O2"],
-      "cflags_cc!": ["-fno-exceptions"]
+      "cflags_cc!": ["-fno-exceptions"],
+      "ldflags": ["<!@(node ../arch-flags.mjs ldflags)"]
     }
   ]
 }
