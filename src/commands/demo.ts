@@ -1,21 +1,21 @@
 import {Flags} from '@oclif/core'
-import {mkdir, readFile, writeFile} from 'node:fs/promises'
-import {join, resolve} from 'node:path'
+import {mkdir, readFile} from 'node:fs/promises'
+import {basename, resolve} from 'node:path'
 import {SpanCommand} from '../base.js'
 import {describePipeline, runPipeline, type Stage} from '../core/demo/pipeline.js'
-import {DEFAULT_CORPUS, DEFAULT_VOCAB, FIXTURES} from '../core/text/vocab.js'
-
-const DEMO_HELD_OUT = 20 // masked examples kept out of pre-training, for its evaluation
-const SQUAD_TRAIN = join(FIXTURES, 'squad-demo', 'train.json')
-const SQUAD_DEV = join(FIXTURES, 'squad-demo', 'dev.json')
+import {dataStages, demoFiles, pretrainStage, splitHeldOut, squadStages, type DemoFiles, type DemoOptions} from '../core/demo/plan.js'
+import {curvesSection, pretrainRow, resultsTable, squadRow, type DemoRow} from '../core/demo/report.js'
+import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
 
 export default class Demo extends SpanCommand {
   static override summary = 'Run the whole pipeline on the embedded data and show what it made'
   static override description =
     'Tokenizes the embedded corpus (State of the Union addresses) with the embedded vocabulary, packs blocks, applies span masking and prints the inspect summary; ' +
-    'pre-trains the tiny model briefly (MLM + SBO), fine-tunes it on the embedded SQuAD-format questions, predicts and scores them. ' +
+    'pre-trains the tiny model briefly (MLM + SBO), fine-tunes it on the embedded SQuAD-format questions, predicts and scores them, ' +
+    'then draws the loss and evaluation curves and a table of results. ' +
     'Every step is a real `span` command (joined by pipes where the data flows); the commands are printed so you can run them yourself. ' +
-    'The scores show the pipeline working end to end, not model quality: the model is tiny and trained for a few minutes.'
+    'The metrics NDJSON of each run and its curves (SVG) stay in --dir. ' +
+    'The scores show the pipeline working end to end, not model quality: the model is tiny and trained for a few minutes (README.md, "span demo").'
   static override examples = ['npx span demo', 'npx span demo --dir /tmp/demo --seed 7 --steps 400']
   static override flags = {
     dir: Flags.string({description: 'where the demo writes its files', default: 'span-demo'}),
@@ -26,45 +26,56 @@ export default class Demo extends SpanCommand {
     backend: Flags.string({description: 'compute backend for training (see span doctor)', default: 'auto'}),
   }
 
+  private color = process.stdout.isTTY === true
+
   async run(): Promise<void> {
     const {flags} = await this.parse(Demo)
-    const dir = resolve(flags.dir)
-    await mkdir(dir, {recursive: true})
-    const train = join(dir, 'train.ndjson')
-    const svg = join(dir, 'span-lengths.svg')
-    await this.stage([
-      ['tokenize', '--vocab', DEFAULT_VOCAB, DEFAULT_CORPUS],
-      ['block', '--len', String(flags.len)],
-      ['mask', '--scheme', 'span', '--p', '0.2', '--seed', String(flags.seed)],
-    ], train)
-    await this.stage([['inspect', train, '--svg', svg]])
-    const model = await this.pretrain(dir, train, flags.steps, flags.backend)
-    if (flags['qa-epochs'] > 0) await this.squad(dir, model, flags['qa-epochs'], flags.backend)
-    this.step(`done: files in ${dir}`)
+    const started = Date.now()
+    const f = demoFiles(resolve(flags.dir))
+    const o: DemoOptions = {seed: flags.seed, len: flags.len, steps: flags.steps, epochs: flags['qa-epochs'], backend: flags.backend}
+    await mkdir(f.dir, {recursive: true})
+    await this.stage(dataStages(o), f.masked)
+    await this.stage([['inspect', f.masked, '--svg', f.spanSvg]])
+    const rows: DemoRow[] = []
+    const report: string[] = []
+    await this.pretrain(f, o, rows, report)
+    if (o.epochs > 0) await this.squad(f, o, rows, report)
+    this.step(`done: files in ${f.dir}`)
+    this.say([...report, '', 'results', ...resultsTable(rows, (Date.now() - started) / 1000), '', ...this.files(f, o)])
   }
 
-  /** span pretrain on the masked examples, the last DEMO_HELD_OUT held out for evaluation. */
-  private async pretrain(dir: string, masked: string, steps: number, backend: string): Promise<string> {
-    const [header, ...examples] = (await readFile(masked, 'utf8')).trimEnd().split('\n')
-    const train = join(dir, 'pretrain-train.ndjson')
-    const heldOut = join(dir, 'pretrain-eval.ndjson')
-    await writeFile(train, [header, ...examples.slice(0, -DEMO_HELD_OUT)].join('\n') + '\n')
-    await writeFile(heldOut, [header, ...examples.slice(-DEMO_HELD_OUT)].join('\n') + '\n')
-    const model = join(dir, 'model')
-    const every = String(Math.max(1, Math.round(steps / 4)))
-    await this.stage([['pretrain', train, '--preset', 'tiny', '--backend', backend, '--max-steps', String(steps), '--batch-size', '8',
-      '--lr', '1e-3', '--warmup', String(Math.ceil(steps / 10)), '--log-every', every, '--eval', heldOut, '--eval-every', every, '--out', model]])
-    return model
+  /** Pre-trains, keeping its metrics in a file and drawing them; adds its row and curves to the report. */
+  private async pretrain(f: DemoFiles, o: DemoOptions, rows: DemoRow[], report: string[]): Promise<void> {
+    const t = Date.now()
+    await splitHeldOut(f)
+    await this.stage([pretrainStage(f, o)], f.pretrainMetrics)
+    const curves = await readCurvesFile(f.pretrainMetrics)
+    await writeCurvesSvg(f.pretrainSvg, curves, 'span demo: pre-training (tiny, MLM + SBO)')
+    rows.push(pretrainRow(curves, 'tiny', (Date.now() - t) / 1000))
+    report.push(...curvesSection('pre-training', curves, {metrics: basename(f.pretrainMetrics), svg: basename(f.pretrainSvg)}, this.color))
   }
 
-  /** Fine-tune for extractive QA on the embedded questions, predict the held-out ones, score them. */
-  private async squad(dir: string, model: string, epochs: number, backend: string): Promise<void> {
-    const qa = join(dir, 'squad-model')
-    const pred = join(dir, 'squad-pred')
-    await this.stage([['finetune', 'squad', '--init', model, '--train', SQUAD_TRAIN, '--dev', SQUAD_DEV, '--out', qa, '--backend', backend,
-      '--max-len', '128', '--doc-stride', '64', '--max-query-len', '32', '--epochs', String(epochs), '--batch-size', '16', '--lr', '1e-3', '--log-every', '10']])
-    await this.stage([['predict', 'squad', '--model', qa, '--data', SQUAD_DEV, '-o', pred, '--backend', backend]])
-    await this.stage([['eval', 'squad', '--data', SQUAD_DEV, '--pred', join(pred, 'predictions.json')]])
+  /** Fine-tunes on the QA set, predicts and scores the dev questions; adds its row and curves to the report. */
+  private async squad(f: DemoFiles, o: DemoOptions, rows: DemoRow[], report: string[]): Promise<void> {
+    const t = Date.now()
+    const s = squadStages(f, o)
+    await this.stage([s.finetune], f.squadMetrics)
+    await this.stage([s.predict])
+    await this.stage([s.evaluate], f.squadEval)
+    const scores = JSON.parse(await readFile(f.squadEval, 'utf8')) as {exact_match: number; f1: number}
+    const curves = await readCurvesFile(f.squadMetrics)
+    await writeCurvesSvg(f.squadSvg, curves, 'span demo: SQuAD fine-tuning')
+    rows.push(squadRow(curves, o.epochs, scores, (Date.now() - t) / 1000))
+    report.push(...curvesSection('SQuAD fine-tuning', curves, {metrics: basename(f.squadMetrics), svg: basename(f.squadSvg)}, this.color))
+  }
+
+  private files(f: DemoFiles, o: DemoOptions): string[] {
+    const metrics = [f.pretrainMetrics, ...(o.epochs > 0 ? [f.squadMetrics] : [])].map((p) => basename(p)).join(', ')
+    const charts = [f.spanSvg, f.pretrainSvg, ...(o.epochs > 0 ? [f.squadSvg] : [])].map((p) => basename(p)).join(', ')
+    return [
+      `files in ${f.dir}: metrics ${metrics}; charts ${charts}; redraw with \`span plot FILE [--svg OUT]\`.`,
+      'The scores show the pipeline working end to end, not model quality (README.md, "span demo").',
+    ]
   }
 
   /** Prints a pipeline as a user would type it, runs it, and shows its output (or sends it to `out`). */
@@ -72,6 +83,10 @@ export default class Demo extends SpanCommand {
     this.step(describePipeline(stages, out))
     const text = await runPipeline(stages, out)
     if (!out) process.stdout.write(text)
+  }
+
+  private say(lines: string[]): void {
+    process.stdout.write(lines.join('\n') + '\n')
   }
 
   private step(text: string): void {

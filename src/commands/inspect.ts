@@ -1,9 +1,7 @@
 import {Args, Flags} from '@oclif/core'
-import {access, rename, rm, stat, writeFile} from 'node:fs/promises'
-import {constants} from 'node:fs'
-import {dirname, resolve} from 'node:path'
 import {SpanCommand, ioFlags} from '../base.js'
 import {paint} from '../core/data/chart.js'
+import {checkChartPath, writeChartFile} from '../core/data/chart-file.js'
 import {spanLengthSvg, svgInput} from '../core/data/chart-svg.js'
 import {Inspector, type InspectOptions, type InspectSummary} from '../core/data/inspect.js'
 import {chooseSpecial, chooseVocab, spanParams, type VocabChoice} from '../core/data/inspect-options.js'
@@ -43,7 +41,7 @@ export default class Inspect extends SpanCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Inspect)
     const path = args.file ?? flags.input
-    if (flags.svg) await checkWritable(flags.svg)
+    if (flags.svg) await checkChartPath(flags.svg)
     const input = await openStage(await openSource(path), KINDS)
     const kind = flags.kind ?? input.header?.kind ?? null
     if (flags.svg) checkSvgKind(kind)
@@ -55,7 +53,7 @@ export default class Inspect extends SpanCommand {
     sayNotes(summary, vocab, opts)
     if (flags.svg) {
       checkSvgKind(summary.kind)
-      await writeSvg(flags.svg, spanLengthSvg(svgInput(inspector.masking(), summary.records)))
+      await writeChartFile(flags.svg, spanLengthSvg(svgInput(inspector.masking(), summary.records)))
     }
     const color = flags.output === '-' && process.stdout.isTTY === true
     await this.withOutput(flags.output, async (w) => {
@@ -102,35 +100,4 @@ function sayNotes(s: InspectSummary, vc: VocabChoice, opts: InspectOptions): voi
 
 function checkSvgKind(kind: StageKind | null): void {
   if (kind !== null && kind !== 'masked') throw new SpanError(`--svg: the span-length chart needs masked examples (from span mask), got ${kind}`)
-}
-
-function fsReason(err: unknown): string {
-  const code = (err as {code?: string}).code
-  const reasons: Record<string, string> = {EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'no such directory', ENOTDIR: 'not a directory', EISDIR: 'is a directory', EROFS: 'read-only file system'}
-  return (code && reasons[code]) ?? (err as Error).message
-}
-
-/** Fails before any input is read when the chart could not be written. */
-async function checkWritable(path: string): Promise<void> {
-  const isDir = await stat(path).then((s) => s.isDirectory(), () => false)
-  if (isDir) throw new SpanError(`--svg ${path}: is a directory`)
-  const parent = dirname(resolve(path))
-  try {
-    if (!(await stat(parent)).isDirectory()) throw Object.assign(new Error(parent), {code: 'ENOTDIR'})
-    await access(parent, constants.W_OK)
-  } catch (err) {
-    throw new SpanError(`--svg ${path}: cannot write there (${fsReason(err)})`)
-  }
-}
-
-/** Written to a temporary name, then renamed: the chart appears whole or not at all. */
-async function writeSvg(path: string, svg: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`
-  try {
-    await writeFile(tmp, svg)
-    await rename(tmp, path)
-  } catch (err) {
-    await rm(tmp, {force: true}).catch(() => {})
-    throw new SpanError(`--svg ${path}: cannot write (${fsReason(err)})`)
-  }
 }

@@ -21,7 +21,7 @@ const MIN_W = 840 // wider when there are many lengths, so each pair of bars kee
 const GROUP_W = 62
 const H = 500
 const M = {left: 76, right: 28, top: 112, bottom: 84} // plot margins
-const FONT = `font-family="system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"`
+export const FONT = `font-family="system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif"`
 const COLOR = {observed: '#2563eb', observedText: '#1e40af', theory: '#f59e0b', theoryText: '#b45309', grid: '#e5e7eb', axis: '#6b7280', text: '#111827', muted: '#4b5563'}
 
 export function escapeXml(s: string): string {
@@ -90,7 +90,7 @@ function legend(c: SvgChartInput): string[] {
 }
 
 /** A generous estimate of a sans-serif label's width (0.56 em a character), for placing what follows it. */
-function textWidth(s: string, size: number): number {
+export function textWidth(s: string, size: number): number {
   return Math.ceil(s.length * size * 0.56)
 }
 

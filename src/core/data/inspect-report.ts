@@ -49,7 +49,7 @@ function maskingSection(m: MaskingSummary, p: Paint): string[] {
     field('  replacement', `per span   ${kinds(m.replacement.perSpan)}`),
     field('', `per token  ${kinds(m.replacement.perToken)}`),
     field('  span length', `mean ${num(sl.mean, 2)} ${sl.unit} observed vs ${sl.theoreticalMean.toFixed(2)} theoretical  ${p.dim(`(mean ${num(sl.meanTokens, 2)} tokens per span)`)}`),
-    field('', p.dim('observed spans are merged and cut by the budget (SPEC.md step 4), so they differ from the sampled lengths')),
+    field('', p.dim('observed spans are merged and cut by the budget (docs/algorithms.md#span-masking step 4), so they differ from the sampled lengths')),
   ]
   return [...lines, ...consistencyLines(m)]
 }

@@ -27,9 +27,11 @@ export async function runPipeline(stages: Stage[], out?: string): Promise<string
   for (let i = 1; i < procs.length; i++) procs[i - 1].stdout.pipe(procs[i].stdin)
   const last = procs.at(-1)!
   const chunks: Buffer[] = []
-  if (out) last.stdout.pipe(createWriteStream(out))
-  else last.stdout.on('data', (c: Buffer) => chunks.push(c))
+  const file = out ? last.stdout.pipe(createWriteStream(out)) : null
+  if (!file) last.stdout.on('data', (c: Buffer) => chunks.push(c))
+  const written = file ? new Promise<void>((resolve, reject) => file.on('close', resolve).on('error', reject)) : Promise.resolve()
   const codes = await Promise.all(procs.map((p) => new Promise<number>((resolve) => p.on('close', (code) => resolve(code ?? 1)))))
+  await written // the file is complete before anyone reads it
   const failed = codes.findIndex((c) => c !== 0)
   if (failed >= 0) throw new SpanError(`demo: \`span ${stages[failed][0]}\` failed (exit ${codes[failed]})`)
   return Buffer.concat(chunks).toString('utf8')

@@ -1,0 +1,59 @@
+/**
+ * What `span demo` shows at its end: the curves of its pre-training and fine-tuning runs (the
+ * text charts of `span plot`) and a short table of results, read back from the metrics files
+ * it kept in its folder (README.md, "span demo").
+ */
+import type {Curves, Series} from '../plot/curves.js'
+import {shortNumber} from '../plot/scale.js'
+import {curvesChart, seriesPaint} from '../plot/terminal.js'
+
+/** A timed stage of the demo and what its results table row says. */
+export interface DemoRow {
+  stage: string
+  what: string
+  result: string
+  seconds: number
+}
+
+/** `1m 52s`, `48s`, `0.4s`. */
+export function duration(seconds: number): string {
+  if (seconds < 10) return `${seconds.toFixed(1)}s`
+  const s = Math.round(seconds)
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`
+}
+
+function last(c: Curves, name: string): number | null {
+  const s: Series | undefined = c.panels.flatMap((p) => p.series).find((x) => x.name === name)
+  return s ? s.points[s.points.length - 1][1] : null
+}
+
+/** The pre-training row: steps run, the last training loss and the last held-out loss. */
+export function pretrainRow(c: Curves, preset: string, seconds: number): DemoRow {
+  const train = last(c, 'loss')
+  const held = last(c, 'eval loss')
+  const result = [train === null ? 'no loss logged' : `loss ${shortNumber(train)}`, ...(held === null ? [] : [`held-out ${shortNumber(held)}`])].join(', ')
+  return {stage: 'pre-training (MLM + SBO)', what: `${preset}, ${c.steps[1]} steps`, result, seconds}
+}
+
+/** The SQuAD row: epochs and steps of fine-tuning, then the dev set's exact match and F1 as `span eval squad` scored them. */
+export function squadRow(c: Curves, epochs: number, scores: {exact_match: number; f1: number}, seconds: number): DemoRow {
+  return {stage: 'SQuAD fine-tuning', what: `${epochs} epoch${epochs === 1 ? '' : 's'}, ${c.steps[1]} steps`, result: `dev EM ${scores.exact_match.toFixed(2)}, F1 ${scores.f1.toFixed(2)}`, seconds}
+}
+
+/** The results table: one row a stage, then the whole demo's time. */
+export function resultsTable(rows: DemoRow[], totalSeconds: number): string[] {
+  const all = [{stage: 'stage', what: 'run', result: 'result', time: 'time'}, ...rows.map((r) => ({...r, time: duration(r.seconds)})), {stage: 'whole demo', what: '', result: '', time: duration(totalSeconds)}]
+  const w = (k: 'stage' | 'what' | 'result') => Math.max(...all.map((r) => r[k].length))
+  const [ws, ww, wr] = [w('stage'), w('what'), w('result')]
+  return all.map((r) => `  ${r.stage.padEnd(ws)}   ${r.what.padEnd(ww)}   ${r.result.padEnd(wr)}   ${r.time}`.trimEnd())
+}
+
+/** The curves of one run under a heading naming its metrics file and chart. */
+export function curvesSection(title: string, c: Curves, files: {metrics: string; svg: string}, color: boolean): string[] {
+  const width = 56
+  return [
+    '',
+    `${title}  (${files.metrics}; drawn to ${files.svg})`,
+    ...curvesChart(c, {width, height: 10}, seriesPaint(color)),
+  ]
+}

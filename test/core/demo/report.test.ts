@@ -1,0 +1,45 @@
+import {describe, expect, it} from 'vitest'
+import {curvesSection, duration, pretrainRow, resultsTable, squadRow} from '../../../src/core/demo/report.js'
+import {CurveBuilder} from '../../../src/core/plot/curves.js'
+
+function build(recs: object[]) {
+  const b = new CurveBuilder('m.ndjson')
+  recs.forEach((r, i) => b.add(r as Record<string, unknown>, i + 1))
+  return b.curves()
+}
+
+const PRETRAIN = build([
+  {step: 50, epoch: 0, loss: 15.4, mlm_loss: 7.7, sbo_loss: 7.7, lr: 1e-3},
+  {split: 'eval', step: 50, loss: 13.68, mlm_loss: 6.8, sbo_loss: 6.9},
+  {step: 100, epoch: 1, loss: 12.86, mlm_loss: 6.4, sbo_loss: 6.4, lr: 0},
+  {split: 'eval', step: 100, loss: 13.661, mlm_loss: 6.8, sbo_loss: 6.86},
+  {step: 100, checkpoint: '/tmp/m'},
+])
+const SQUAD = build([{step: 24, loss: 3.1}, {split: 'dev', step: 24, exact: 0, f1: 3.57}, {step: 72, loss: 2}, {split: 'dev', step: 72, exact: 0, f1: 3.73}])
+
+describe('demo report', () => {
+  it('writes durations as a person reads them', () => {
+    expect([duration(0.44), duration(9.96), duration(48.2), duration(112), duration(3600)]).toEqual(['0.4s', '10.0s', '48s', '1m 52s', '60m 00s'])
+  })
+
+  it('tabulates the last training and held-out loss, SQuAD EM/F1 and the times', () => {
+    const rows = [pretrainRow(PRETRAIN, 'tiny', 112), squadRow(SQUAD, 3, {exact_match: 0, f1: 3.7263794}, 70.4)]
+    expect(resultsTable(rows, 219.4)).toEqual([
+      '  stage                      run                  result                       time',
+      '  pre-training (MLM + SBO)   tiny, 100 steps      loss 12.86, held-out 13.66   1m 52s',
+      '  SQuAD fine-tuning          3 epochs, 72 steps   dev EM 0.00, F1 3.73         1m 10s',
+      '  whole demo                                                                   3m 39s',
+    ])
+    expect(squadRow(SQUAD, 1, {exact_match: 50, f1: 60}, 1).what).toBe('1 epoch, 72 steps')
+  })
+
+  it('says when a run logged no loss', () => {
+    expect(pretrainRow(build([{split: 'eval', step: 4, mlm_acc: 0.1}]), 'tiny', 1).result).toBe('no loss logged')
+  })
+
+  it('heads each run\'s curves with its metrics file and chart', () => {
+    const lines = curvesSection('pre-training', PRETRAIN, {metrics: 'pretrain-metrics.ndjson', svg: 'pretrain-curves.svg'}, false)
+    expect(lines.slice(0, 3)).toEqual(['', 'pre-training  (pretrain-metrics.ndjson; drawn to pretrain-curves.svg)', '  Loss'])
+    expect(lines).not.toContain('  Evaluation (eval)') // held-out losses only: they share the loss panel
+  })
+})
