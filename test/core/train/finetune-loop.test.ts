@@ -12,7 +12,9 @@ import {GLUE_TASKS} from '../../../src/core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter} from '../../../src/core/tasks/glue/train.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {finetune} from '../../../src/core/train/finetune-loop.js'
+import {openScalars} from '../../../src/core/train/metrics.js'
 import {epochOrder} from '../../../src/core/train/sampler.js'
+import {readEvents} from '../../../src/core/train/tensorboard.js'
 import {smallConfig} from '../model/helpers.js'
 import {fixtureVocab, memoryWriter} from './helpers.js'
 
@@ -31,14 +33,16 @@ function config(out: string, over: Partial<GlueFinetuneConfig> = {}): GlueFinetu
   }
 }
 
-async function run(over: Partial<GlueFinetuneConfig>) {
+async function run(over: Partial<GlueFinetuneConfig>, tensorboard?: string) {
   const out = mkdtempSync(join(tmpdir(), 'ft-loop-'))
   const c = config(out, over)
   const model = BertForSequenceClassification.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 5)
   const {writer, records} = memoryWriter()
   const counts: number[] = []
+  const scalars = await openScalars(tensorboard)
   const r = await finetune(glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: fixtureVocab.special.pad, vocabPath: fixtureVocab.info.path, train: feats, dev: feats}),
-    c, {resume: null, stopAt: null}, {out: writer, log: () => {}, progress, onStep: () => counts.push(tf.memory().numTensors)})
+    c, {resume: null, stopAt: null}, {out: writer, log: () => {}, progress, scalars, onStep: () => counts.push(tf.memory().numTensors)})
+  await scalars.close()
   await writer.end()
   model.dispose()
   return {r, recs: records(), out, counts}
@@ -65,6 +69,20 @@ describe('the fine-tuning loop', () => {
     expect(r).toMatchObject({stopped: 'done', step: 6}) // 6 examples / batch 2 = 3 steps per epoch
     expect(recs.filter((x) => x.split === 'dev').map((d) => d.step)).toEqual([2, 3, 4, 6])
     expect(readdirSync(out).sort()).toEqual(['best', 'checkpoint-4', 'checkpoint-6'])
+  })
+
+  it('--tensorboard: losses, learning rate, gradient norm and dev metrics as scalars, read back with every CRC checked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ft-tb-'))
+    const {recs} = await run({epochs: 1}, dir)
+    const files = readdirSync(dir).filter((f) => f.startsWith('events.out.tfevents.'))
+    expect(files).toHaveLength(1)
+    const events = await readEvents(join(dir, files[0]))
+    const scalars = events.flatMap((e) => e.scalars.map(({tag, value}) => ({tag, v: value, step: e.step})))
+    const tags = new Set(scalars.map((x) => x.tag))
+    for (const t of ['train/loss', 'train/lr', 'train/grad_norm', 'dev/acc', 'dev/score']) expect(tags.has(t), t).toBe(true)
+    const train = recs.filter((x) => x.loss !== undefined && !x.split)
+    expect(scalars.filter((x) => x.tag === 'train/loss').map((x) => x.step)).toEqual(train.map((x) => x.step))
+    for (const [i, x] of scalars.filter((x) => x.tag === 'train/loss').entries()) expect(x.v).toBeCloseTo(train[i].loss as number, 5) // float32 in the file
   })
 
   it('--group-by-length: a seeded order of the same units, batches of similar length, the same for the same seed and epoch', () => {
