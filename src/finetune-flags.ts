@@ -9,6 +9,7 @@ import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
 import type {TaskAdapter} from './core/train/adapter.js'
 import {type FinetuneSettings, checkResumeConfig, readFinetuneConfig} from './core/train/finetune-config.js'
 import {finetune} from './core/train/finetune-loop.js'
+import {openScalars} from './core/train/metrics.js'
 import {makeProgress} from './core/train/progress.js'
 import {modelDir, resumeDir} from './core/train/run-dir.js'
 import {TRAINER_STATE_FILE} from './core/train/state.js'
@@ -87,8 +88,12 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const out = new LineWriter(stdoutStream())
-  const label = `finetune ${a.task}`
-  await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(label)})
+  const scalars = await openScalars(f.tensorboard as string | undefined)
+  try {
+    await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(`finetune ${a.task}`), scalars})
+  } finally {
+    await scalars.close()
+  }
   await out.end()
 }
 

@@ -1,15 +1,16 @@
 import {Args, Flags} from '@oclif/core'
-import {join} from 'node:path'
+import {basename, dirname} from 'node:path'
 import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
 import {recoverDir} from '../core/model/checkpoint.js'
-import {TRAIN_CONFIG_FILE} from '../core/train/checkpointing.js'
-import {type TrainConfig, FIXED_ON_RESUME, readConfigFile, resolveConfig} from '../core/train/config.js'
+import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
+import {resumeDir} from '../core/train/run-dir.js'
+import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
 
 export default class Pretrain extends SpanCommand {
@@ -24,11 +25,12 @@ Settings come from defaults, then the resumed run's train_config.json, then --co
 flag names), then flags; the resolved config is printed to stderr and saved beside every checkpoint.
 stdout: one record per --log-every steps {step, loss, mlm_loss, sbo_loss, mlm_acc, sbo_acc, lr,
 tokens_per_s, …}, one per evaluation {"split":"eval", …}, one per checkpoint {step, checkpoint}.
---out DIR receives config.json, model.safetensors, vocab.txt (Hugging Face names and layouts),
-optimizer.safetensors, trainer_state.json and train_config.json; --resume DIR continues exactly.
+--out DIR receives checkpoint-STEP/ directories (the newest --keep) of config.json, model.safetensors, vocab.txt
+(Hugging Face names and layouts), optimizer.safetensors, trainer_state.json, train_config.json, and with --eval
+best/, the model of the lowest evaluation loss; --resume DIR (a run or checkpoint directory) continues exactly.
 Defaults not given in this help: preset base, batch-size 32, accumulate 1, max-steps 2,400,000 (SpanBERT
 §4.2), lr 1e-4, warmup min(10,000, 10% of max-steps), weight-decay 0.01, clip 1.0, seed 1, log-every 10,
-eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15.`
+eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15.`
   static override examples = [
     'span pretrain train.ndjson --preset tiny --max-steps 1000 --eval dev.ndjson --out ckpt',
     'span pretrain blocks.ndjson --preset mini --scheme span --out ckpt --save-every 500',
@@ -61,7 +63,9 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     seed: Flags.integer({description: 'seed of initialisation, order, masks and dropout', min: 0}),
     'log-every': Flags.integer({description: 'steps per metrics record', min: 1}),
     'eval-every': Flags.integer({description: 'steps between evaluations', min: 1}),
-    'save-every': Flags.integer({description: 'steps between checkpoints', min: 1}),
+    'save-every': Flags.integer({description: 'steps between checkpoints (checkpoint-STEP/ in --out)', min: 1}),
+    keep: Flags.integer({description: 'checkpoint-STEP/ directories kept, the newest (best/, by evaluation loss, besides)', min: 1}),
+    tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, evaluations) here'}),
     ...backendFlags(null),
     scheme: Flags.string({description: 'masking scheme for blocks', options: [...MASK_SCHEMES]}),
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
@@ -72,58 +76,26 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
     if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
-    const out = flags.out ?? flags.resume
+    const out = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
     if (!out) throw new SpanError('give --out DIR: where checkpoints go')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
     await this.withLockedDir(out, log, async () => {
       if (flags.resume) for (const note of await recoverDir(flags.resume)) log(note) // a save killed midway
-      const config = {...this.resolve(args.file, flags), out}
+      const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
+      const config = {...resolvePretrainConfig(args.file, flags, resume), out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
       await this.withOutput(flags.output, async (w) => {
-        signal = await pretrain({config, out, resume: flags.resume ?? null, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
+        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     })
     metrics.check()
     if (signal) process.exitCode = signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
   }
-
-  /** Defaults, then the resumed run's config, then --config FILE, then the flags given. */
-  private resolve(file: string | undefined, flags: Record<string, unknown>): TrainConfig {
-    const given: Record<string, unknown> = {}
-    for (const k of Object.keys(Pretrain.flags)) {
-      if (['input', 'output', 'resume', 'config', 'stop-at', 'max-line-mb'].includes(k) || flags[k] === undefined) continue
-      given[k] = flags[k]
-    }
-    if (file !== undefined) given.input = file
-    else if (flags.input !== '-' || !flags.resume) given.input = flags.input
-    delete given.output
-    const layers = [] as {name: string; values: Record<string, unknown>}[]
-    if (flags.resume) layers.push({name: join(flags.resume as string, TRAIN_CONFIG_FILE), values: this.savedConfig(flags.resume as string)})
-    if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
-    layers.push({name: 'flags', values: given})
-    if (flags.resume) checkResumable(layers, flags.resume as string)
-    return resolveConfig(layers)
-  }
-
-  private savedConfig(dir: string): Record<string, unknown> {
-    try {
-      return readConfigFile(join(dir, TRAIN_CONFIG_FILE))
-    } catch {
-      throw new SpanError(`${dir}: no ${TRAIN_CONFIG_FILE} to resume from (not a span pretrain checkpoint, or a corrupt one)`)
-    }
-  }
 }
 
-/** A resumed run keeps its model and data settings: changing them would not continue that run. */
-function checkResumable(layers: {name: string; values: Record<string, unknown>}[], dir: string): void {
-  const saved = layers[0].values
-  for (const {name, values} of layers.slice(1)) {
-    for (const k of FIXED_ON_RESUME) {
-      if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
-        throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)
-      }
-    }
-  }
+/** The run directory of a --resume: the parent of a checkpoint-STEP/, else the directory itself. */
+function runDirOf(dir: string): string {
+  return /^checkpoint-\d+$/.test(basename(dir)) ? dirname(dir) : dir
 }

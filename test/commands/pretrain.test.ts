@@ -1,7 +1,7 @@
 // `span pretrain` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and
 // stderr apart. Tiny shapes (1 layer, hidden 16, batch 2) on the wasm backend: seconds per run.
 import {spawnSync} from 'node:child_process'
-import {cpSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
@@ -11,6 +11,7 @@ import {initBackend} from '../../src/core/engine/index.js'
 import {loadNative} from '../../src/core/engine/native.js'
 import {loadCheckpoint} from '../../src/core/model/checkpoint.js'
 import {readSafetensors, toFloat32} from '../../src/core/model/safetensors.js'
+import {readEvents} from '../../src/core/train/tensorboard.js'
 import {fixtureVocab, header, writeBlocks} from '../core/train/helpers.js'
 
 const tmp = mkdtempSync(join(tmpdir(), 'span-pretrain-'))
@@ -40,23 +41,33 @@ describe('span pretrain', () => {
     expect(whole.code).toBe(0)
     const first = span(['pretrain', ...args, '--stop-at', '3', '--out', join(tmp, 'part')])
     expect(first.code).toBe(0)
-    expect(records(first.stdout).at(-1)).toEqual({step: 3, checkpoint: join(tmp, 'part')})
+    expect(records(first.stdout).at(-1)).toEqual({step: 3, checkpoint: join(tmp, 'part', 'checkpoint-3')})
     const rest = span(['pretrain', '--resume', join(tmp, 'part')])
     expect(rest.stderr).toMatch(/resuming at step 3/)
     expect(rest.code).toBe(0)
     const later = (out: string) => records(out).filter((r) => (r.step as number) > 3 && !r.checkpoint).map(withoutSpeed)
     expect(later(rest.stdout)).toEqual(later(whole.stdout))
     expect(later(whole.stdout).filter((r) => r.split === 'eval')).toHaveLength(2) // steps 4 and 6
-    expect(readFileSync(join(tmp, 'part', 'model.safetensors')).equals(readFileSync(join(tmp, 'whole', 'model.safetensors')))).toBe(true)
-    expect(readFileSync(join(tmp, 'part', 'optimizer.safetensors')).equals(readFileSync(join(tmp, 'whole', 'optimizer.safetensors')))).toBe(true)
+    const end = (run: string, f: string) => readFileSync(join(tmp, run, 'checkpoint-6', f))
+    expect(end('part', 'model.safetensors').equals(end('whole', 'model.safetensors'))).toBe(true)
+    expect(end('part', 'optimizer.safetensors').equals(end('whole', 'optimizer.safetensors'))).toBe(true)
+    // --keep 1: the newest checkpoint only, and best/ by evaluation loss, the same in both runs
+    expect(readdirSync(join(tmp, 'part')).sort()).toEqual(['best', 'checkpoint-6'])
+    expect(readFileSync(join(tmp, 'part', 'best', 'model.safetensors')).equals(readFileSync(join(tmp, 'whole', 'best', 'model.safetensors')))).toBe(true)
   })
 
   it('writes a checkpoint that loads back bit-identically, with the resolved config on stderr and beside it', async () => {
-    const out = join(tmp, 'ckpt')
+    const run = join(tmp, 'ckpt')
+    const out = join(run, 'checkpoint-2')
     const cfg = join(tmp, 'cfg.json')
     writeFileSync(cfg, JSON.stringify({'max-steps': 2, lr: 0.5, 'log-every': 1}))
-    const r = span(['pretrain', train, ...TINY, '--config', cfg, '--out', out])
+    const tb = join(tmp, 'tb')
+    const r = span(['pretrain', train, ...TINY, '--config', cfg, '--out', run, '--tensorboard', tb])
     expect(r.code).toBe(0)
+    expect(r.stderr).toMatch(/span pretrain: 1000 steps take about \S+ on this machine \(backend wasm, measured on step 2 of this run\); the 2 steps to go about /)
+    const events = await readEvents(join(tb, readdirSync(tb)[0])) // every CRC checked
+    const tags = events.flatMap((e) => e.scalars.map(({tag}) => `${tag}@${e.step}`))
+    expect(tags).toEqual(expect.arrayContaining(['train/loss@1', 'train/lr@2', 'train/grad_norm@2', 'train/mlm_loss@2', 'train/sbo_acc@1']))
     const recs = records(r.stdout)
     expect(recs.map((x) => x.step)).toEqual([1, 2, 2])
     for (const k of ['loss', 'mlm_loss', 'sbo_loss', 'mlm_acc', 'sbo_acc', 'lr', 'tokens_per_s']) expect(typeof recs[0][k]).toBe('number')
@@ -101,8 +112,8 @@ describe('span pretrain', () => {
     expect(rec).not.toHaveProperty('sbo_loss')
     const mlm = span(['pretrain', train, ...TINY, '--objectives', 'mlm', '--max-steps', '1', '--accumulate', '3', '--out', join(tmp, 'mlm')])
     expect(mlm.code).toBe(0)
-    expect(JSON.parse(readFileSync(join(tmp, 'mlm', 'config.json'), 'utf8')).objectives).toEqual(['mlm'])
-    const state = JSON.parse(readFileSync(join(tmp, 'mlm', 'trainer_state.json'), 'utf8'))
+    expect(JSON.parse(readFileSync(join(tmp, 'mlm', 'checkpoint-1', 'config.json'), 'utf8')).objectives).toEqual(['mlm'])
+    const state = JSON.parse(readFileSync(join(tmp, 'mlm', 'checkpoint-1', 'trainer_state.json'), 'utf8'))
     expect(state.sampler).toEqual({epoch: 0, cursor: 6}) // one step: 3 micro-batches of 2
   })
 })
@@ -137,15 +148,15 @@ describe('span pretrain on bad input: one line on stderr, nothing on stdout, exi
     expect(span(['pretrain', train, ...TINY, '--max-steps', '1', '--out', good]).code).toBe(0)
     const cut = join(tmp, 'cut')
     cpSync(good, cut, {recursive: true})
-    truncateSync(join(cut, 'model.safetensors'), 100)
-    fails(['--resume', cut], /^span pretrain: .*cut: inconsistent checkpoint: model\.safetensors has 100 bytes, the manifest says \d+;/)
-    rmSync(join(cut, 'span-manifest.json')) // a checkpoint of an older span: no manifest, the file's own check
-    fails(['--resume', cut], /^span pretrain: .*cut\/model\.safetensors: /)
+    truncateSync(join(cut, 'checkpoint-1', 'model.safetensors'), 100)
+    fails(['--resume', cut], /^span pretrain: .*cut\/checkpoint-1: inconsistent checkpoint: model\.safetensors has 100 bytes, the manifest says \d+;/)
+    rmSync(join(cut, 'checkpoint-1', 'span-manifest.json')) // a checkpoint of an older span: no manifest, the file's own check
+    fails(['--resume', cut], /^span pretrain: .*cut\/checkpoint-1\/model\.safetensors: /)
     const state = join(tmp, 'state')
     cpSync(good, state, {recursive: true})
-    writeFileSync(join(state, 'trainer_state.json'), '{"format":"span-pretrain-state/1","step":-1}')
-    fails(['--resume', state], /state: inconsistent checkpoint: trainer_state\.json has \d+ bytes/)
-    rmSync(join(state, 'span-manifest.json'))
+    writeFileSync(join(state, 'checkpoint-1', 'trainer_state.json'), '{"format":"span-pretrain-state/1","step":-1}')
+    fails(['--resume', state], /state\/checkpoint-1: inconsistent checkpoint: trainer_state\.json has \d+ bytes/)
+    rmSync(join(state, 'checkpoint-1', 'span-manifest.json'))
     fails(['--resume', state], /trainer_state\.json: no valid "step"; a corrupt checkpoint/)
     fails(['--resume', good, dev, '--max-steps', '2'], /dev\.ndjson: not the data the checkpoint was trained on/)
     fails(['--resume', good], /good: the run is at step 1, --max-steps is 1: nothing to train \(raise --max-steps\)/)

@@ -3,13 +3,12 @@ import {join} from 'node:path'
 import {type CheckpointFile, modelFiles, writeFilesAtomically} from '../model/checkpoint.js'
 import type {SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
-import type {TrainConfig} from './config.js'
+import {TRAIN_CONFIG_FILE, type TrainConfig} from './config.js'
 import type {FileFingerprint} from './index-file.js'
 import type {AdamW} from './optim.js'
 import type {SamplerState} from './sampler.js'
 import {TRAINER_STATE_FILE, trainingStateFiles} from './state.js'
 
-export const TRAIN_CONFIG_FILE = 'train_config.json'
 export const STATE_FORMAT = 'span-pretrain-state/1'
 
 /** The trainer's own resumable state (trainer_state.json); the optimiser's is in optimizer.safetensors. */
@@ -20,6 +19,7 @@ export interface TrainerState {
   dropout_rng: number[] // the dropout generator's four state words
   data: FileFingerprint
   config: TrainConfig
+  best_eval_loss?: number | null // the lowest evaluation loss so far (the model in best/)
 }
 
 /** How files are written; tests swap it for one that fails (a full disk). */

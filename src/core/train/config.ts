@@ -1,8 +1,12 @@
 import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
 import {SpanError} from '../stream/errors.js'
+
+/** The resolved config saved beside every pre-training checkpoint. */
+export const TRAIN_CONFIG_FILE = 'train_config.json'
 
 /**
  * The one configuration of a pre-training run. Keys are the flag names of `span pretrain`, so
@@ -34,6 +38,8 @@ export interface TrainConfig {
   'log-every': number
   'eval-every': number
   'save-every': number
+  keep: number // checkpoint-STEP/ directories kept, the newest
+  tensorboard: string | null // TensorBoard event files go here
   backend: string
   threads: number | null // native backend threads; null: every core
   scheme: string
@@ -48,7 +54,7 @@ export const DEFAULTS: TrainConfig = {
   preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
-  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, backend: 'auto', threads: null,
+  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null,
   scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15,
 }
 
@@ -58,10 +64,11 @@ export const FIXED_ON_RESUME: (keyof TrainConfig)[] = [
   'scheme', 'p', 'max-span', 'ratio',
 ]
 
-type Partial_ = Partial<Record<keyof TrainConfig, unknown>>
+/** Settings as a source gives them (a file, the flags): any subset, values not yet checked. */
+export type TrainConfigValues = Partial<Record<keyof TrainConfig, unknown>>
 
 /** Reads a --config FILE: a JSON object whose keys are flag names. */
-export function readConfigFile(path: string): Partial_ {
+export function readConfigFile(path: string): TrainConfigValues {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -75,11 +82,11 @@ export function readConfigFile(path: string): Partial_ {
     throw new SpanError(`${path}: invalid JSON: ${(err as Error).message}`)
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object of flag names`)
-  return json as Partial_
+  return json as TrainConfigValues
 }
 
 /** Layers the sources in order (later wins), then checks every value. */
-export function resolveConfig(layers: {name: string; values: Partial_}[]): TrainConfig {
+export function resolveConfig(layers: {name: string; values: TrainConfigValues}[]): TrainConfig {
   const out: Record<string, unknown> = {...DEFAULTS}
   for (const {name, values} of layers) {
     for (const [k, v] of Object.entries(values)) {
@@ -99,7 +106,7 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   const bad = (k: string, want: string) => new SpanError(`setting "${k}" must be ${want}, got ${JSON.stringify((c as unknown as Record<string, unknown>)[k])}`)
   const ints: [keyof TrainConfig, number, boolean][] = [
     ['batch-size', 1, false], ['accumulate', 1, false], ['max-steps', 1, false], ['log-every', 1, false],
-    ['eval-every', 1, false], ['save-every', 1, false], ['max-span', 1, false], ['seed', 0, false],
+    ['eval-every', 1, false], ['save-every', 1, false], ['keep', 1, false], ['max-span', 1, false], ['seed', 0, false],
     ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true],
   ]
   for (const [k, min, nullable] of ints) {
@@ -118,6 +125,47 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   c.objectives = parseObjectives(c.objectives).join(',')
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
-  for (const k of ['eval', 'vocab', 'init'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
+  for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
+}
+
+/** Flags of span pretrain that are not settings of the run. */
+const NOT_SETTINGS = new Set(['input', 'output', 'resume', 'config', 'stop-at'])
+
+/**
+ * The one config of a run: defaults, then the resumed run's train_config.json (resumeDir, a
+ * checkpoint directory), then --config FILE, then the flags given (`flags`: oclif's parse, absent
+ * flags undefined; `file`: the data file argument). A resumed run keeps FIXED_ON_RESUME.
+ */
+export function resolvePretrainConfig(file: string | undefined, flags: Record<string, unknown>, resumeDir: string | null): TrainConfig {
+  const given: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(flags)) if (!NOT_SETTINGS.has(k) && v !== undefined && k in DEFAULTS) given[k] = v
+  if (file !== undefined) given.input = file
+  else if (flags.input !== '-' || !resumeDir) given.input = flags.input
+  const layers: {name: string; values: TrainConfigValues}[] = []
+  if (resumeDir) layers.push({name: join(resumeDir, TRAIN_CONFIG_FILE), values: savedTrainConfig(resumeDir)})
+  if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
+  layers.push({name: 'flags', values: given})
+  if (resumeDir) checkResumable(layers, resumeDir)
+  return resolveConfig(layers)
+}
+
+function savedTrainConfig(dir: string): TrainConfigValues {
+  try {
+    return readConfigFile(join(dir, TRAIN_CONFIG_FILE))
+  } catch {
+    throw new SpanError(`${dir}: no ${TRAIN_CONFIG_FILE} to resume from (not a span pretrain checkpoint, or a corrupt one)`)
+  }
+}
+
+/** A resumed run keeps its model and data settings: changing them would not continue that run. */
+function checkResumable(layers: {name: string; values: TrainConfigValues}[], dir: string): void {
+  const saved = layers[0].values
+  for (const {name, values} of layers.slice(1)) {
+    for (const k of FIXED_ON_RESUME) {
+      if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
+        throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)
+      }
+    }
+  }
 }

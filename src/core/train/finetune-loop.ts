@@ -13,6 +13,7 @@ import type {ForwardContext} from '../model/layers.js'
 import type {LineWriter} from '../stream/writer.js'
 import type {DevScores, TaskAdapter} from './adapter.js'
 import type {FinetuneSettings} from './finetune-config.js'
+import type {ScalarSink} from './metrics.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
 import type {Progress} from './progress.js'
 import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
@@ -27,8 +28,8 @@ export interface FinetuneIO {
   progress: Progress
   /** called after every step (tests: tensor counts) */
   onStep?: (step: number) => void
-  /** receives every scalar the run reports (TensorBoard) */
-  scalar?: (tag: string, value: number, step: number) => void
+  /** TensorBoard (--tensorboard): every numeric field of the train and dev records */
+  scalars?: ScalarSink
 }
 
 /** Where this invocation starts and stops (not part of the saved config). */
@@ -154,14 +155,18 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
 async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
   const loss = w.losses.reduce((x, y) => x + y, 0) / Math.max(w.losses.length, 1)
   const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
-  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps})
-  for (const [tag, v] of [['train/loss', loss], ['train/lr', w.lr], ['train/grad_norm', w.gradNorm]] as const) l.io.scalar?.(tag, v, l.s.step)
+  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps}, 'train')
   return newWindow()
 }
 
-async function emit(io: FinetuneIO, rec: Record<string, unknown>): Promise<void> {
+/** A metrics record, flushed at once; with --tensorboard its numbers as scalars under `scalars`/. */
+async function emit(io: FinetuneIO, rec: Record<string, unknown>, scalars?: 'train' | 'dev'): Promise<void> {
   await io.out.record(rec)
   await io.out.flush()
+  if (scalars && io.scalars) {
+    io.scalars.record(scalars, rec)
+    await io.scalars.flush()
+  }
 }
 
 /**
@@ -175,8 +180,7 @@ async function evaluation<U, B>(l: Loop<U, B>): Promise<'go' | 'patience'> {
   const value = scores ? scores[a.metric] : null
   const improved = value === null || s.best === null || (a.higherIsBetter ? value > s.best : value < s.best)
   if (scores) {
-    await emit(l.io, {split: 'dev', epoch: s.epoch + 1, step: s.step, ...scores, best: improved})
-    for (const [k, v] of Object.entries(scores)) l.io.scalar?.(`dev/${k}`, v, s.step)
+    await emit(l.io, {split: 'dev', epoch: s.epoch + 1, step: s.step, ...scores, best: improved}, 'dev')
   }
   if (improved) {
     s.best = value

@@ -1,22 +1,25 @@
+import {writeFile} from 'node:fs/promises'
+import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
-import {checkpointVocab, loadCheckpoint, recoverDir, verifyManifest} from '../model/checkpoint.js'
+import {checkpointVocab, loadCheckpoint, recoverDir, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
 import type {LineWriter} from '../stream/writer.js'
 import {type FileHook, STATE_FORMAT, type TrainerState, checkTrainerState, saveTrainingCheckpoint} from './checkpointing.js'
-import {type TrainConfig, resolveWarmup} from './config.js'
+import {TRAIN_CONFIG_FILE, type TrainConfig, resolveWarmup} from './config.js'
 import {type EvalSetup, checkEvalFile, evaluate} from './eval.js'
 import {ExampleMaker} from './examples.js'
 import {checkFingerprint} from './index-file.js'
-import {evalRecord, trainRecord} from './metrics.js'
+import {type ScalarSink, evalRecord, openScalars, trainRecord} from './metrics.js'
+import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
 import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
-import type {Progress} from './progress.js'
+import {type Progress, speedNote} from './progress.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig} from './setup.js'
@@ -29,6 +32,7 @@ export interface TrainIO {
   progress: Progress
   onStep?: (step: number) => void
   fileHook?: FileHook
+  scalars?: ScalarSink // TensorBoard (--tensorboard)
 }
 
 /** A run: its resolved config, where to save, and where to resume from. */
@@ -53,6 +57,7 @@ interface Run {
   sched: LinearSchedule
   evalSetup: EvalSetup | null
   backend: BackendInfo
+  bestLoss: number | null // the lowest evaluation loss so far (best/)
 }
 
 /**
@@ -63,7 +68,12 @@ export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | nul
   const run = await setUp(spec, io.log)
   try {
     describe(run, io)
-    return await trainLoop(run, io)
+    const scalars = io.scalars ?? (await openScalars(spec.config.tensorboard))
+    try {
+      return await trainLoop(run, {...io, scalars})
+    } finally {
+      await scalars.close()
+    }
   } finally {
     run.opt.dispose()
     run.model.dispose()
@@ -95,13 +105,13 @@ async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
 }
 
 /** A fresh model and optimiser, or the checkpoint's with the trainer state it saved. */
-async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step'>> {
+async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step' | 'bestLoss'>> {
   const c = spec.config
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   const sampler = new EpochSampler(data.index.size, c.seed)
   let model: SpanBertForPreTraining | null = null
   try {
-    const fresh = {opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0}
+    const fresh = {opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0, bestLoss: null}
     if (c.init && !spec.resume) return {model: await initModel(c.init, data, c.seed, log), ...fresh}
     if (!spec.resume) return {model: SpanBertForPreTraining.init(data.model, c.seed), ...fresh}
     await recoverDir(spec.resume) // a save killed between its renames (util/atomic.ts)
@@ -113,7 +123,7 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, 
     checkFingerprint(data.index.name, state.data, data.index.fingerprint)
     if (state.sampler.cursor > data.index.size) throw new SpanError(`${spec.resume}: the saved data position (${state.sampler.cursor}) lies beyond the ${data.index.size} examples of ${data.index.name}`)
     sampler.restore(state.sampler)
-    return {model, opt, sampler, dropout: Rng.fromState(state.dropout_rng), step: state.step}
+    return {model, opt, sampler, dropout: Rng.fromState(state.dropout_rng), step: state.step, bestLoss: state.best_eval_loss ?? null}
   } catch (err) {
     opt.dispose()
     model?.dispose()
@@ -179,10 +189,11 @@ function describe(run: Run, io: TrainIO): void {
 async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   const c = run.c
   const last = Math.min(c['max-steps'], run.spec.stopAt ?? Infinity)
-  let saved = run.spec.resume === run.spec.out ? run.step : -1
+  let saved = run.spec.resume ? run.step : -1
   let evaluated = -1
   let window = newWindow()
   const signal = watchSignals()
+  const speed = speedNote(io.log, c['max-steps'] - run.step, `backend ${run.backend.name}`)
   io.progress.start(c['max-steps'], run.step)
   try {
     while (run.step < last && !signal.caught) {
@@ -191,11 +202,12 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       const r = oneStep(run, lr)
       run.step++
       window.seconds += (performance.now() - t0) / 1000
+      speed.step((performance.now() - t0) / 1000)
       mergeTally(window.tally, r.tally)
       io.progress.update(run.step, r.tally.batches ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
       if (run.step % c['log-every'] === 0 || run.step === last || signal.caught) {
-        await emit(io, trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds))
+        await emit(io, trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds), 'train')
         window = newWindow()
       }
       if (run.evalSetup && run.step % c['eval-every'] === 0) evaluated = await runEval(run, io)
@@ -207,7 +219,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     io.progress.stop()
   }
   if (signal.caught) io.log(`${signal.caught} at step ${run.step}: saving a checkpoint (a second ${signal.caught} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
-  if (run.evalSetup && evaluated !== run.step && !signal.caught) await runEval(run, io)
+  if (run.evalSetup && evaluated !== run.step && run.step === c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
   if (signal.caught) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
   return signal.caught
@@ -235,10 +247,14 @@ function watchSignals(): {caught: string | null; dispose(): void} {
   return w
 }
 
-/** A metrics record, flushed at once: a reader (`| jq`, a plotting script) sees each as it comes. */
-async function emit(io: TrainIO, rec: Record<string, unknown>): Promise<void> {
+/** A metrics record, flushed at once: a reader (`| jq`, a plotting script) sees each as it comes; TensorBoard too. */
+async function emit(io: TrainIO, rec: Record<string, unknown>, scalars?: 'train' | 'eval'): Promise<void> {
   await io.out.record(rec)
   await io.out.flush()
+  if (scalars && io.scalars) {
+    io.scalars.record(scalars, rec)
+    await io.scalars.flush()
+  }
 }
 
 function mergeTally(into: Tally, t: Tally): void {
@@ -288,18 +304,28 @@ function realTokens(h: HostBatch): number {
   return n
 }
 
+/** Evaluates, and keeps the model in best/ when its evaluation loss is the lowest so far. */
 async function runEval(run: Run, io: TrainIO): Promise<number> {
   const tally = await evaluate(run.model, run.evalSetup as EvalSetup)
-  await emit(io, evalRecord(run.step, tally, run.model.config.objectives))
+  const rec = evalRecord(run.step, tally, run.model.config.objectives)
+  await emit(io, rec, 'eval')
+  if (typeof rec.loss === 'number' && (run.bestLoss === null || rec.loss < run.bestLoss)) {
+    run.bestLoss = rec.loss
+    const config = {name: TRAIN_CONFIG_FILE, write: (p: string) => writeFile(p, JSON.stringify(run.c, null, 2) + '\n')}
+    await saveCheckpoint(join(run.spec.out, BEST_DIR), run.model, run.data.vocabPath, [config])
+  }
   return run.step
 }
 
+/** A resumable checkpoint-STEP/ directory, then the oldest beyond --keep removed. */
 async function save(run: Run, io: TrainIO): Promise<number> {
   const state: TrainerState = {
     format: STATE_FORMAT, step: run.step, sampler: run.sampler.state(), dropout_rng: run.dropout.state(),
-    data: run.data.index.fingerprint, config: run.c,
+    data: run.data.index.fingerprint, config: run.c, best_eval_loss: run.bestLoss,
   }
-  await saveTrainingCheckpoint(run.spec.out, run.model, run.opt, run.data.vocabPath, state, io.fileHook)
-  await emit(io, {step: run.step, checkpoint: run.spec.out})
+  const dir = checkpointDir(run.spec.out, run.step)
+  await saveTrainingCheckpoint(dir, run.model, run.opt, run.data.vocabPath, state, io.fileHook)
+  await emit(io, {step: run.step, checkpoint: dir})
+  await rotateCheckpoints(run.spec.out, run.c.keep)
   return run.step
 }

@@ -1,3 +1,4 @@
+import {EventWriter} from './tensorboard.js'
 import type {Tally} from './objective.js'
 
 /** One metrics record on stdout (NDJSON). */
@@ -44,4 +45,28 @@ export function evalRecord(step: number, t: Tally, objectives: readonly string[]
     if (typeof v === 'number') loss = (loss ?? 0) + v
   }
   return {split: 'eval', step, loss, ...fields, targets: t.sums.mlm[2], tokens: t.tokens}
+}
+
+/** Where a run's scalars go besides metrics NDJSON (TensorBoard); a no-op without --tensorboard. */
+export interface ScalarSink {
+  /** every numeric field of a metrics record but step and epoch, as `${prefix}/${key}` at the record's step */
+  record(prefix: string, rec: Record<string, unknown>): void
+  flush(): Promise<void>
+  close(): Promise<void>
+}
+
+const NOT_SCALARS = new Set(['step', 'epoch', 'best'])
+
+/** A TensorBoard event file in dir (train/tensorboard.ts), or a sink that drops everything. */
+export async function openScalars(dir: string | null | undefined): Promise<ScalarSink> {
+  if (!dir) return {record: () => {}, flush: async () => {}, close: async () => {}}
+  const w = await EventWriter.open(dir)
+  return {
+    record(prefix, rec) {
+      if (typeof rec.step !== 'number') return
+      for (const [k, v] of Object.entries(rec)) if (typeof v === 'number' && Number.isFinite(v) && !NOT_SCALARS.has(k)) w.scalar(`${prefix}/${k}`, v, rec.step)
+    },
+    flush: () => w.flush(),
+    close: () => w.close(),
+  }
 }

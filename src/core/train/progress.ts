@@ -86,3 +86,23 @@ export function lineProgress(write: (s: string) => void, every: number, now: () 
     stop() {},
   }
 }
+
+/**
+ * Says once, on stderr, how long a thousand steps take on this machine, from the first steps
+ * (the first, which compiles kernels and warms caches, only when it alone took 20 s or more;
+ * else the second), and what that means for the steps left: a base-size run on a CPU learns at
+ * once that it would take months.
+ */
+export function speedNote(log: (line: string) => void, stepsLeft: number, where: string): {step(seconds: number): void} {
+  let n = 0
+  let said = false
+  return {
+    step(seconds) {
+      n++
+      if (said || (n === 1 && seconds < 20 && stepsLeft > 1)) return
+      said = true
+      log(`1000 steps take about ${formatDuration(1000 * seconds)} on this machine (${where}, measured on step ${n} of this run); ` +
+        `the ${stepsLeft.toLocaleString('en-US')} steps to go about ${formatDuration(stepsLeft * seconds)}`)
+    },
+  }
+}

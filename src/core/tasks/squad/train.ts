@@ -123,10 +123,28 @@ export async function devScores(run: SquadRun): Promise<DevScores> {
   const gold: GoldQuestion[] = dev.examples.map((ex) => ({id: ex.id, answers: ex.answers.map((a) => a.text)}))
   if (v2) {
     const naProbs = new Map(preds.map((p) => [p.qid, p.nullOdds ?? 0]))
-    return evaluateV2(gold, predictions, {naProbs, naProbThresh: c['null-threshold']})
+    return realizableThresholds(evaluateV2(gold, predictions, {naProbs, naProbThresh: c['null-threshold']}), gold, predictions, naProbs)
   }
   const r = evaluateV1(gold.filter((q) => q.answers.length > 0), predictions)
   return {exact: r.exact_match, f1: r.f1}
+}
+
+/**
+ * evaluate-v2.0's find_best_thresh starts from "no answer anywhere" with threshold 0.0, which
+ * with null odds (not probabilities in [0, 1]) does not mean "no answer anywhere"; when no
+ * threshold beats that start, the reported one would not give best_f1 (best_exact) when applied.
+ * Then the stored threshold is one below every question's odds, which does; otherwise the
+ * official threshold is kept. Checked by applying it as predict squad does.
+ */
+function realizableThresholds(r: DevScores, gold: GoldQuestion[], preds: Map<string, string>, odds: Map<string, number>): DevScores {
+  const out = {...r}
+  const below = Math.min(...odds.values()) - 1
+  for (const [best, key] of [['best_f1', 'f1'], ['best_exact', 'exact']] as const) {
+    const t = r[`${best}_thresh`]
+    const applied = new Map([...preds].map(([q, text]) => [q, (odds.get(q) ?? 0) > t ? '' : text]))
+    if (Math.abs(evaluateV2(gold, applied)[key] - r[best]) > 1e-9) out[`${best}_thresh`] = below
+  }
+  return out
 }
 
 /** config.json + model.safetensors + vocab.txt + tokenizer_config.json + finetune_config.json (with state). */
