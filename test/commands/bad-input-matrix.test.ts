@@ -73,7 +73,6 @@ const CASES: Record<string, (c: {input: string}) => {input: string; out: string}
   directory: () => ({input: 'adir', out: 'o2'}),
   'unreadable file': () => ({input: '/proc/self/mem', out: 'o3'}),
   'bad output path': (c) => ({input: c.input, out: '/proc/span-no-such-dir/x'}),
-  'output path through a file': (c) => ({input: c.input, out: 'text.txt/x'}),
   'full disk': (c) => (full ? {input: c.input, out: join(full, 'x')} : null),
 }
 
@@ -101,7 +100,7 @@ describe('the bad-input matrix', () => {
     expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
     if (full) expect(readdirSync(full)).toEqual(['filler'])
     console.log(`bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`)
-  }, 300_000)
+  }, 900_000) // 35 processes: about a minute on an idle 2-core machine, far more on a loaded one
 
   it('usage errors exit 2 everywhere, in one line: oclif\'s integer flags and span\'s own number flags alike', async () => {
     const cases = [['mask', '--p', '1.5'], ['block', '--len', '1'], ['tokenize', '--bogus'], ['pretrain', '--lr', 'x', '--out', 'o'], ['mask', '--ratio', '2']]
