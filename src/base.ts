@@ -111,7 +111,10 @@ const oneLine = (msg: string): string => msg.replace(/\s*See more help with --he
 export abstract class SpanCommand extends Command {
   protected override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<unknown> {
     if (isPipeClosed(err)) return this.quietExit()
-    if (isUsageError(err)) return this.fail(`${oneLine(err.message)} (see span ${this.name()} --help)`, 2)
+    if (isUsageError(err)) {
+      ;(this as unknown as {parsed: boolean}).parsed = true // it did parse: no "did not parse" warning from oclif
+      return this.fail(`${oneLine(err.message)} (see span ${this.name()} --help)`, 2)
+    }
     if (err instanceof SpanError) return this.fail(err.message, err.exitCode)
     if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
     if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)

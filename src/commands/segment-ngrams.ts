@@ -1,5 +1,7 @@
+import {stat} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {tmpdir} from 'node:os'
+import {fsError} from '../core/util/fs-errors.js'
 import {SpanCommand, VERSION, ioFlags} from '../base.js'
 import {Rng} from '../core/data/rng.js'
 import {SpanError, openSource, readLines, type Line} from '../core/stream/index.js'
@@ -54,12 +56,13 @@ span tokenize --tokens in: the same records with "spans":[[first,last],…] over
   }
 
   private async build(source: string, lines: AsyncIterable<Line>, flags: BuildFlags): Promise<void> {
+    await checkTmpDir(flags['tmp-dir'])
     const counter = new NgramCounter({maxN: flags['max-n'], minCount: flags['min-count'], maxSize: flags['max-size'] ?? null, memoryBytes: flags.memory * 2 ** 20, tmpDir: flags['tmp-dir']})
     try {
       let kept = 0
       await this.withOutput(flags.output, async (w) => {
         await countNgrams(lines, source, flags.field, counter, new WordSplitter())
-        kept = await writeDictionary(counter, w)
+        await writeDictionary(counter, w, (n) => (kept = n))
       })
       const runs = counter.spills > 0 ? `, ${counter.spills} sorted runs spilled` : ''
       process.stderr.write(`span segment-ngrams: ${counter.sentences} sentences, ${counter.occurrences} n-grams counted, ${kept} kept (count ≥ ${flags['min-count']})${runs}\n`)
@@ -77,6 +80,12 @@ interface BuildFlags {
   'max-size'?: number
   memory: number
   'tmp-dir': string
+}
+
+/** --tmp-dir must be a directory, found before the counting (where a spill would find out late). */
+async function checkTmpDir(dir: string): Promise<void> {
+  const s = await stat(dir).catch((err) => Promise.reject(fsError(err, `--tmp-dir ${dir}`)))
+  if (!s.isDirectory()) throw new SpanError(`--tmp-dir ${dir}: not a directory (ENOTDIR)`)
 }
 
 async function segmenter(flags: {dict?: string; random: boolean; 'max-n': number; seed: number}): Promise<Segmenter> {

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, VERSION, ioFlags} from '../base.js'
-import {readLineBatches} from '../core/stream/bytelines.js'
+import {BINARY_MODES, type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
 import {nextHeader, openSource, readNdjson} from '../core/stream/index.js'
 import {docStartPattern, tokenizeJsonl, tokenizeText} from '../core/text/tokenize-stage.js'
 import {WordPieceTokenizer} from '../core/text/tokenizer.js'
@@ -24,6 +24,7 @@ export default class Tokenize extends SpanCommand {
     cased: Flags.boolean({description: 'keep case and accents (overrides the vocabulary)', exclusive: ['uncased']}),
     tokens: Flags.boolean({description: 'also write the token strings ("tokens":[...])'}),
     field: Flags.string({description: 'read JSONL and tokenize this string field of each record (one document per record)'}),
+    binary: Flags.string({description: 'NUL bytes in text: detect (refuse input that looks binary: mostly NULs or malformed UTF-8 in its first 8 KB, or UTF-16; else tokenize, dropping NULs as BERT does), text (never refuse), refuse (at the first NUL)', options: BINARY_MODES, default: 'detect'}),
     'doc-start': Flags.string({description: 'a line matching this regular expression starts a document; blank lines then do not', exclusive: ['field']}),
   }
 
@@ -43,7 +44,7 @@ export default class Tokenize extends SpanCommand {
     const opts = {tokens: Boolean(flags.tokens), docStart}
     await this.withOutput(flags.output, async (w) => {
       await w.record(header)
-      if (flags.field === undefined) await tokenizeText(readLineBatches(src), tok, w, opts)
+      if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode), tok, w, opts)
       else await tokenizeJsonl(readNdjson(src), src.name, flags.field, tok, w, opts)
     })
   }

@@ -90,7 +90,9 @@ describe('a closed pipe under pretrain', () => {
 describe('two runs on one --out', () => {
   it('the second is refused in one line while the first runs; the first goes on; a dead run\'s lock is taken over', async () => {
     const out = join(tmp, 'ck-two')
-    const first = spawn('node', [bin, 'pretrain', blocks, ...TINY, '--max-steps', '100000', '--out', out], {cwd: tmp, stdio: 'ignore'})
+    const first = spawn('node', [bin, 'pretrain', blocks, ...TINY, '--max-steps', '100000', '--out', out], {cwd: tmp, stdio: ['ignore', 'ignore', 'pipe']})
+    let firstErr = ''
+    first.stderr.on('data', (d) => (firstErr += d))
     const firstExit = new Promise<number | null>((resolve) => first.on('close', resolve))
     const lock = join(tmp, '.ck-two.lock')
     for (let i = 0; i < 400 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50))
@@ -102,6 +104,9 @@ describe('two runs on one --out', () => {
     expect(await firstExit).toBe(130) // stopped with a checkpoint, its lock released
     expect(existsSync(lock)).toBe(false)
     const step = JSON.parse(readFileSync(join(out, 'trainer_state.json'), 'utf8')).step as number
+    // issue 13 item 13: "saving" is said before the save; "saved" only once the step's checkpoint is there
+    expect(firstErr).toMatch(new RegExp(`SIGINT at step ${step}: saving a checkpoint \\(a second SIGINT stops without it`))
+    expect(firstErr).toContain(`saved the checkpoint of step ${step}; continue with --resume ${out}`)
     writeFileSync(lock, '999999999\n') // a dead process's
     const third = await sh(span(`pretrain --resume ${out} --max-steps ${step + 1}`))
     expect(third.stderr).toMatch(/took over the stale lock .* of pid 999999999 \(no longer running\)/)

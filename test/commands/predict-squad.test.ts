@@ -39,7 +39,7 @@ describe('span predict squad', () => {
     const r = span(['--data', v1, '-o', out, '--n-best', '20'])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    expect(readdirSync(out).sort()).toEqual(['nbest_predictions.json', 'predictions.json'])
+    expect(readdirSync(out).sort()).toEqual(['nbest_predictions.json', 'predictions.json', 'span-manifest.json'])
     const preds = readJson(join(out, 'predictions.json'))
     expect(Object.keys(preds)).toEqual(['q1', 'q2', 'q3'])
     for (const text of Object.values(preds)) expect(context).toContain(text as string)
@@ -77,7 +77,7 @@ describe('span predict squad', () => {
       expect(r.code).not.toBe(0)
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1)
       expect(r.stderr).toMatch(/^span predict squad: .*bad\.json/)
-      expect(readdirSync(out)).toEqual(['predictions.json'])
+      expect(readdirSync(out).sort()).toEqual(['predictions.json', 'span-manifest.json'])
       expect(readFileSync(join(out, 'predictions.json'), 'utf8')).toBe('{"old": "answer"}')
     }
     const r = span(['--data', v1, '-o', join(tmp, 'never')], tmp)

@@ -27,13 +27,17 @@ export const maxLineBytes = (): number => maxRecordBytes
  * `maxLine` bounds the bytes of one line (the memory a line may take): a longer one is an
  * error at its line, before it is gathered.
  */
-export async function* readLineBatches(src: Source, maxLine = Infinity): AsyncGenerator<LineBatch> {
+export async function* readLineBatches(src: Source, maxLine = Infinity, binary: BinaryMode = 'refuse'): AsyncGenerator<LineBatch> {
   let carry: Buffer[] = [] // an unfinished line from earlier chunks
   let carried = 0
   let no = 1
   const batch: LineBatch = {buf: Buffer.alloc(0), start: new Int32Array(1024), end: new Int32Array(1024), count: 0, firstNo: 1}
+  const checkNul = binary === 'refuse' ? refuseNul : () => {}
+  let first = binary === 'detect'
   for await (const chunk of src.stream as AsyncIterable<Buffer | string>) {
     const part = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    if (first) sniffText(part.subarray(0, 8192), src.name)
+    first = false
     const last = part.lastIndexOf(10)
     if (last < 0) {
       checkNul(part, 0, part.length, no, src.name)
@@ -47,18 +51,18 @@ export async function* readLineBatches(src: Source, maxLine = Infinity): AsyncGe
     const limit = buf.length - (part.length - last - 1)
     carry = limit < buf.length ? [buf.subarray(limit)] : []
     carried = buf.length - limit
-    frame(buf, limit, batch, no, src.name)
+    frame(buf, limit, batch, no, src.name, checkNul)
     no += batch.count
     yield batch
   }
   if (carry.length > 0) {
-    frame(Buffer.concat(carry), -1, batch, no, src.name) // a last line without `\n` keeps a `\r`, as in split2
+    frame(Buffer.concat(carry), -1, batch, no, src.name, checkNul) // a last line without `\n` keeps a `\r`, as in split2
     yield batch
   }
 }
 
 /** Splits buf[0 .. limit) into the batch's lines: it ends with `\n`, or limit is -1 for the last line. */
-function frame(buf: Buffer, limit: number, batch: LineBatch, no: number, source: string): void {
+function frame(buf: Buffer, limit: number, batch: LineBatch, no: number, source: string, checkNul: typeof refuseNul): void {
   const stop = limit < 0 ? buf.length : limit
   checkNul(buf, 0, stop, no, source)
   let count = 0
@@ -83,8 +87,39 @@ function grow(batch: LineBatch): void {
   batch.end = end
 }
 
-/** A NUL byte means binary input: text tools must not guess at it (as readLines). */
-function checkNul(buf: Buffer, from: number, to: number, no: number, source: string): void {
+/**
+ * What a text reader does with NUL bytes: `refuse` (record streams: a NUL is never in NDJSON),
+ * `detect` (raw text: refuse input that looks binary, else keep NULs, which the tokenizer drops
+ * as BERT's _clean_text does), `text` (never refuse).
+ */
+export type BinaryMode = 'refuse' | 'detect' | 'text'
+export const BINARY_MODES: BinaryMode[] = ['detect', 'text', 'refuse']
+
+/**
+ * Binary or not, from the first 8 KB, as git's buffer_is_binary and grep look at a prefix; but
+ * a few NULs in text do not make it binary (the reference tokenizer reads such text): binary
+ * is a UTF-16 byte-order mark (refused by name), or NULs or malformed UTF-8 making up more
+ * than a tenth of the bytes.
+ */
+export function sniffText(head: Buffer, source: string): void {
+  if (head.length >= 2 && ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff))) {
+    const which = head[0] === 0xff ? 'UTF-16LE' : 'UTF-16BE'
+    throw errorAt(source, 1, `${which} input (byte-order mark); convert it to UTF-8 (iconv -f ${which} -t UTF-8)`)
+  }
+  let nul = 0
+  for (let i = 0; i < head.length; i++) if (head[i] === 0) nul++
+  const text = head.toString('utf8')
+  let bad = 0
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 0xfffd) bad++
+  bad -= (head.toString('latin1').match(/\xef\xbf\xbd/g) ?? []).length // U+FFFD written in the text itself
+  if (bad > 3) bad -= 3 // a multi-byte character cut at the 8 KB boundary
+  if ((nul + bad) * 10 > head.length && head.length > 0) {
+    throw errorAt(source, 1, `binary input (${nul} NUL and ${Math.max(bad, 0)} malformed UTF-8 bytes in the first ${head.length}); --binary text reads it as text anyway`)
+  }
+}
+
+/** A NUL byte means binary input in a record stream: NDJSON never holds one. */
+function refuseNul(buf: Buffer, from: number, to: number, no: number, source: string): void {
   const at = buf.indexOf(0, from)
   if (at < 0 || at >= to) return
   let line = no

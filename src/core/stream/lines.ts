@@ -19,7 +19,11 @@ export async function openSource(path: string): Promise<Source> {
     if (err instanceof SpanError) throw err
     throw new SpanError(`${path}: no such file`)
   }
-  return {name: path, stream: createReadStream(path)}
+  const stream = createReadStream(path)
+  stream.on('error', (err: Error & {path?: string}) => {
+    err.path ??= path // a read error (EIO) names no path of its own; the command's one line should
+  })
+  return {name: path, stream}
 }
 
 export interface Line {

@@ -51,8 +51,9 @@ export async function countNgrams(lines: AsyncIterable<Line>, source: string, fi
 }
 
 /** Writes the dictionary: header line, then entries in order. */
-export async function writeDictionary(counter: NgramCounter, w: LineWriter): Promise<number> {
+export async function writeDictionary(counter: NgramCounter, w: LineWriter, onSize: (n: number) => void = () => {}): Promise<number> {
   const {size, entries} = await counter.ordered()
+  onSize(size) // known before the writes: a reader that goes away (`| head`) does not change it
   const {maxN, minCount, maxSize} = counter.opts
   await w.line(headerLine({maxN, minCount, maxSize, entries: size}))
   for await (const batch of entries) await w.raw(formatBatch(batch))

@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, statSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {SpanError} from '../stream/errors.js'
@@ -25,6 +25,7 @@ export interface Vocab {
 
 export function loadVocab(path: string): Vocab {
   if (!existsSync(path)) throw new SpanError(`${path}: vocabulary file not found`)
+  if (statSync(path).isDirectory()) throw new SpanError(`${path}: is a directory (EISDIR); give the vocabulary file`)
   const bytes = readFileSync(path)
   const text = bytes.toString('utf8')
   const tokens = text.split('\n')

@@ -7,6 +7,7 @@ import {type BertConfig} from '../model/config.js'
 import {checkpointVocab, loadCheckpoint, recoverDir, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
+import {checkModelFits} from '../model/size.js'
 import {SpanError} from '../stream/errors.js'
 import type {LineWriter} from '../stream/writer.js'
 import {type FileHook, STATE_FORMAT, type TrainerState, checkTrainerState, saveTrainingCheckpoint} from './checkpointing.js'
@@ -88,7 +89,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
   const init = spec.resume ? null : c.init // a resumed run's saved config names the weights it started from
   const resumed = spec.resume ? await resumedModelConfig(c, spec.resume) : init ? await initModelConfig(c, init) : null
   const initVocab = init ? await checkpointVocab(init, c.vocab ?? undefined) : null
-  const data = await prepareData(c, (vocab) => resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), spec.resume, initVocab)
+  const data = await prepareData(c, (vocab) => fits(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad)), spec.resume, initVocab)
   let backend: BackendInfo
   try {
     const ev = evalSetupOf(c, data, data.model)
@@ -102,6 +103,12 @@ async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
   return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend}
+}
+
+/** The model config, once checked to fit in memory (before any tensor is made). */
+function fits(m: BertConfig): BertConfig {
+  checkModelFits(m)
+  return m
 }
 
 /** A fresh model and optimiser, or the checkpoint's with the trainer state it saved. */

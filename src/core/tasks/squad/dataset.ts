@@ -57,6 +57,9 @@ export function parseSquad(json: unknown, source: string, opts: ReadOptions = {}
   if (examples.length === 0) throw new SpanError(`${source}: no questions in the dataset`)
   if (opts.checkOffsets) for (const ex of examples) checkAnswerOffsets(ex, source)
   const declared = typeof json.version === 'string' ? json.version : null
+  if (declared !== null && /^v?\d+(\.\d+)*$/i.test(declared) && !/^v?(1\.0|1\.1|2\.0)$/i.test(declared)) {
+    throw new SpanError(`${source}: "version" is ${JSON.stringify(declared)}; span reads SQuAD v1.1 and v2.0 only`)
+  }
   return {source, declaredVersion: declared, version: detectVersion(declared, ctx.sawImpossible), examples}
 }
 
