@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {copyFile, readFile, stat, writeFile} from 'node:fs/promises'
+import {readFileSync} from 'node:fs'
 import {type CheckpointFile, writeFilesAtomically} from '../util/atomic.js'
 import {join, resolve} from 'node:path'
 import {Rng} from '../data/rng.js'
@@ -34,14 +35,22 @@ export const SPECIAL_TOKENS_MAP = 'special_tokens_map.json'
  * it: tokenizer_config.json (do_lower_case, model_max_length) and special_tokens_map.json.
  */
 export function tokenizerFiles(vocabPath: string, maxLength: number): CheckpointFile[] {
-  const cased = loadVocab(vocabPath).cased
-  const config = {tokenizer_class: 'BertTokenizer', do_lower_case: !cased, model_max_length: maxLength}
+  const config = {tokenizer_class: 'BertTokenizer', do_lower_case: !isCased(vocabPath), model_max_length: maxLength}
   const special = {unk_token: '[UNK]', sep_token: '[SEP]', pad_token: '[PAD]', cls_token: '[CLS]', mask_token: '[MASK]'}
   return [
     {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
     {name: TOKENIZER_CONFIG, write: (p) => writeFile(p, JSON.stringify(config, null, 2) + '\n')},
     {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, JSON.stringify(special, null, 2) + '\n')},
   ]
+}
+
+/** Cased or not, as loadVocab decides; for a file that is not a full BERT vocabulary, whether any entry has capitals. */
+function isCased(vocabPath: string): boolean {
+  try {
+    return loadVocab(vocabPath).cased
+  } catch {
+    return readFileSync(vocabPath, 'utf-8').split('\n').some((t) => !t.startsWith('[') && t !== t.toLowerCase())
+  }
 }
 
 /** The files of a model checkpoint: config.json, model.safetensors, vocab.txt and the tokenizer's two JSON files. */

@@ -62,7 +62,7 @@ describe('checkpoints', () => {
     const model = SpanBertForPreTraining.init(smallConfig({objectives: ['mlm', 'sbo', 'nsp']}), 21)
     const ck = join(dir, 'ck1')
     await saveCheckpoint(ck, model, vocab())
-    expect((await readdir(ck)).sort()).toEqual(['config.json', 'model.safetensors', 'span-manifest.json', 'vocab.txt']) // the manifest: sizes and SHA-256
+    expect((await readdir(ck)).sort()).toEqual(['config.json', 'model.safetensors', 'span-manifest.json', 'special_tokens_map.json', 'tokenizer_config.json', 'vocab.txt']) // the manifest: sizes and SHA-256
     const config = JSON.parse(await readFile(join(ck, 'config.json'), 'utf-8'))
     expect(config).toMatchObject({model_type: 'bert', hidden_size: 16, vocab_size: 40, objectives: ['mlm', 'sbo', 'nsp'], sbo: {max_targets: 4}})
     const names = [...(await readSafetensors(join(ck, 'model.safetensors'))).tensors.keys()]

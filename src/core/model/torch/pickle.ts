@@ -57,11 +57,13 @@ type Value = unknown
 export function unpickle(buf: Uint8Array, start: number, source: string, persistentLoad: (pid: Value) => Value): {value: Value; end: number} {
   const r = new Reader(buf, start, source)
   const stack: Value[] = []
-  const memo = new Map<number, Value>()
+  const m: Machine = {r, stack, memo: new Map(), persistentLoad, push: (v) => void stack.push(v)}
   for (;;) {
     const op = r.u8()
     if (op === 0x2e) return {value: stack.pop(), end: r.pos} // STOP
-    step(op, r, stack, memo, persistentLoad)
+    const handler = OPS[op]
+    if (!handler) r.fail(`opcode 0x${op.toString(16)} is not allowed in a checkpoint`)
+    handler(m)
   }
 }
 
@@ -141,61 +143,68 @@ function appendItems(target: Value, items: Value[], r: Reader): void {
   ;(target as Value[]).push(...items)
 }
 
-/** Pushes the result of one opcode (data, containers, memo) or hands it to `call` (globals). */
-function step(op: number, r: Reader, stack: Value[], memo: Map<number, Value>, persistentLoad: (pid: Value) => Value): void {
-  const push = (v: Value): void => void stack.push(v)
-  switch (op) {
-    case 0x80: r.u8(); return // PROTO
-    case 0x95: r.u64(); return // FRAME
-    case 0x28: return push(MARK) // MARK
-    case 0x7d: return push(new Map()) // EMPTY_DICT
-    case 0x5d: case 0x8f: return push([]) // EMPTY_LIST, EMPTY_SET
-    case 0x29: return push([]) // EMPTY_TUPLE
-    case 0x4e: return push(null) // NONE
-    case 0x88: return push(true) // NEWTRUE
-    case 0x89: return push(false) // NEWFALSE
-    case 0x4b: return push(r.u8()) // BININT1
-    case 0x4d: return push(r.u16()) // BININT2
-    case 0x4a: return push(r.i32()) // BININT
-    case 0x8a: return push(r.long(r.u8())) // LONG1
-    case 0x8b: return push(r.long(r.u32())) // LONG4
-    case 0x49: case 0x4c: return push(parseInt(r.line(), 10)) // INT, LONG (text)
-    case 0x47: return push(r.f64()) // BINFLOAT
-    case 0x58: return push(r.str(r.u32())) // BINUNICODE
-    case 0x8c: return push(r.str(r.u8())) // SHORT_BINUNICODE
-    case 0x8d: return push(r.str(r.u64())) // BINUNICODE8
-    case 0x54: return push(r.str(r.u32())) // BINSTRING
-    case 0x55: return push(r.str(r.u8())) // SHORT_BINSTRING
-    case 0x42: return push(r.bytes(r.u32())) // BINBYTES
-    case 0x43: return push(r.bytes(r.u8())) // SHORT_BINBYTES
-    case 0x8e: return push(r.bytes(r.u64())) // BINBYTES8
-    case 0x74: case 0x6c: return push(popMark(stack, r)) // TUPLE, LIST
-    case 0x85: return push([pop(stack, r)]) // TUPLE1
-    case 0x86: { const b = pop(stack, r); return push([pop(stack, r), b]) } // TUPLE2
-    case 0x87: { const c = pop(stack, r); const b = pop(stack, r); return push([pop(stack, r), b, c]) } // TUPLE3
-    case 0x64: { const m = new Map(); setItems(m, popMark(stack, r), r); return push(m) } // DICT
-    case 0x61: { const v = pop(stack, r); return appendItems(top(stack, r), [v], r) } // APPEND
-    case 0x65: { const items = popMark(stack, r); return appendItems(top(stack, r), items, r) } // APPENDS
-    case 0x73: { const v = pop(stack, r); const k = pop(stack, r); return setItems(top(stack, r), [k, v], r) } // SETITEM
-    case 0x75: { const items = popMark(stack, r); return setItems(top(stack, r), items, r) } // SETITEMS
-    case 0x71: memo.set(r.u8(), top(stack, r)); return // BINPUT
-    case 0x72: memo.set(r.u32(), top(stack, r)); return // LONG_BINPUT
-    case 0x70: memo.set(parseInt(r.line(), 10), top(stack, r)); return // PUT
-    case 0x94: memo.set(memo.size, top(stack, r)); return // MEMOIZE
-    case 0x68: return push(memoGet(memo, r.u8(), r)) // BINGET
-    case 0x6a: return push(memoGet(memo, r.u32(), r)) // LONG_BINGET
-    case 0x67: return push(memoGet(memo, parseInt(r.line(), 10), r)) // GET
-    case 0x30: pop(stack, r); return // POP
-    case 0x31: popMark(stack, r); return // POP_MARK
-    case 0x32: return push(top(stack, r)) // DUP
-    case 0x63: { const module = r.line(); return push(allowedGlobal(module, r.line(), r.source)) } // GLOBAL
-    case 0x93: { const name = pop(stack, r); const module = pop(stack, r); return push(allowedGlobal(String(module), String(name), r.source)) } // STACK_GLOBAL
-    case 0x51: return push(persistentLoad(pop(stack, r))) // BINPERSID
-    case 0x50: return push(persistentLoad(r.line())) // PERSID
-    case 0x52: { const args = pop(stack, r); return push(call(pop(stack, r), args, r)) } // REDUCE
-    case 0x62: pop(stack, r); top(stack, r); return // BUILD: state (OrderedDict._metadata) is dropped
-    default: r.fail(`opcode 0x${op.toString(16)} is not allowed in a checkpoint`)
-  }
+interface Machine {
+  r: Reader
+  stack: Value[]
+  memo: Map<number, Value>
+  persistentLoad: (pid: Value) => Value
+  push: (v: Value) => void
+}
+
+/** One handler per allowed opcode; anything else is refused. */
+const OPS: Record<number, (m: Machine) => void> = {
+  0x80: (m) => { m.r.u8() }, // PROTO
+  0x95: (m) => { m.r.u64() }, // FRAME
+  0x28: (m) => { m.push(MARK) }, // MARK
+  0x7d: (m) => { m.push(new Map()) }, // EMPTY_DICT
+  0x5d: (m) => { m.push([]) }, // EMPTY_LIST, EMPTY_SET
+  0x8f: (m) => { m.push([]) }, // EMPTY_LIST, EMPTY_SET
+  0x29: (m) => { m.push([]) }, // EMPTY_TUPLE
+  0x4e: (m) => { m.push(null) }, // NONE
+  0x88: (m) => { m.push(true) }, // NEWTRUE
+  0x89: (m) => { m.push(false) }, // NEWFALSE
+  0x4b: (m) => { m.push(m.r.u8()) }, // BININT1
+  0x4d: (m) => { m.push(m.r.u16()) }, // BININT2
+  0x4a: (m) => { m.push(m.r.i32()) }, // BININT
+  0x8a: (m) => { m.push(m.r.long(m.r.u8())) }, // LONG1
+  0x8b: (m) => { m.push(m.r.long(m.r.u32())) }, // LONG4
+  0x49: (m) => { m.push(parseInt(m.r.line(), 10)) }, // INT, LONG (text)
+  0x4c: (m) => { m.push(parseInt(m.r.line(), 10)) }, // INT, LONG (text)
+  0x47: (m) => { m.push(m.r.f64()) }, // BINFLOAT
+  0x58: (m) => { m.push(m.r.str(m.r.u32())) }, // BINUNICODE
+  0x8c: (m) => { m.push(m.r.str(m.r.u8())) }, // SHORT_BINUNICODE
+  0x8d: (m) => { m.push(m.r.str(m.r.u64())) }, // BINUNICODE8
+  0x54: (m) => { m.push(m.r.str(m.r.u32())) }, // BINSTRING
+  0x55: (m) => { m.push(m.r.str(m.r.u8())) }, // SHORT_BINSTRING
+  0x42: (m) => { m.push(m.r.bytes(m.r.u32())) }, // BINBYTES
+  0x43: (m) => { m.push(m.r.bytes(m.r.u8())) }, // SHORT_BINBYTES
+  0x8e: (m) => { m.push(m.r.bytes(m.r.u64())) }, // BINBYTES8
+  0x74: (m) => { m.push(popMark(m.stack, m.r)) }, // TUPLE, LIST
+  0x6c: (m) => { m.push(popMark(m.stack, m.r)) }, // TUPLE, LIST
+  0x85: (m) => { m.push([pop(m.stack, m.r)]) }, // TUPLE1
+  0x86: (m) => { const b = pop(m.stack, m.r); m.push([pop(m.stack, m.r), b]) }, // TUPLE2
+  0x87: (m) => { const c = pop(m.stack, m.r); const b = pop(m.stack, m.r); m.push([pop(m.stack, m.r), b, c]) }, // TUPLE3
+  0x64: (m) => { const d = new Map(); setItems(d, popMark(m.stack, m.r), m.r); m.push(d) }, // DICT
+  0x61: (m) => { const v = pop(m.stack, m.r); appendItems(top(m.stack, m.r), [v], m.r) }, // APPEND
+  0x65: (m) => { const items = popMark(m.stack, m.r); appendItems(top(m.stack, m.r), items, m.r) }, // APPENDS
+  0x73: (m) => { const v = pop(m.stack, m.r); const k = pop(m.stack, m.r); setItems(top(m.stack, m.r), [k, v], m.r) }, // SETITEM
+  0x75: (m) => { const items = popMark(m.stack, m.r); setItems(top(m.stack, m.r), items, m.r) }, // SETITEMS
+  0x71: (m) => { m.memo.set(m.r.u8(), top(m.stack, m.r)) }, // BINPUT
+  0x72: (m) => { m.memo.set(m.r.u32(), top(m.stack, m.r)) }, // LONG_BINPUT
+  0x70: (m) => { m.memo.set(parseInt(m.r.line(), 10), top(m.stack, m.r)) }, // PUT
+  0x94: (m) => { m.memo.set(m.memo.size, top(m.stack, m.r)) }, // MEMOIZE
+  0x68: (m) => { m.push(memoGet(m.memo, m.r.u8(), m.r)) }, // BINGET
+  0x6a: (m) => { m.push(memoGet(m.memo, m.r.u32(), m.r)) }, // LONG_BINGET
+  0x67: (m) => { m.push(memoGet(m.memo, parseInt(m.r.line(), 10), m.r)) }, // GET
+  0x30: (m) => { pop(m.stack, m.r) }, // POP
+  0x31: (m) => { popMark(m.stack, m.r) }, // POP_MARK
+  0x32: (m) => { m.push(top(m.stack, m.r)) }, // DUP
+  0x63: (m) => { const module = m.r.line(); m.push(allowedGlobal(module, m.r.line(), m.r.source)) }, // GLOBAL
+  0x93: (m) => { const name = pop(m.stack, m.r); const module = pop(m.stack, m.r); m.push(allowedGlobal(String(module), String(name), m.r.source)) }, // STACK_GLOBAL
+  0x51: (m) => { m.push(m.persistentLoad(pop(m.stack, m.r))) }, // BINPERSID
+  0x50: (m) => { m.push(m.persistentLoad(m.r.line())) }, // PERSID
+  0x52: (m) => { const args = pop(m.stack, m.r); m.push(call(pop(m.stack, m.r), args, m.r)) }, // REDUCE
+  0x62: (m) => { pop(m.stack, m.r); top(m.stack, m.r) }, // BUILD: state (OrderedDict._metadata) is dropped
 }
 
 function memoGet(memo: Map<number, Value>, k: number, r: Reader): Value {

@@ -1,0 +1,71 @@
+import {Args, Flags} from '@oclif/core'
+import {SpanCommand, ioFlags} from '../base.js'
+import {backendFlags} from '../backend-flags.js'
+import {type BackendChoice, initBackend} from '../core/engine/backend.js'
+import {loadCheckpoint} from '../core/model/checkpoint.js'
+import type {FillHead} from '../core/model/fill.js'
+import {checkHeads, fillReadable, fillRecord, fillText} from '../core/model/fill-stream.js'
+import {errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
+import {WordPieceTokenizer} from '../core/text/tokenizer.js'
+import {loadVocab} from '../core/text/vocab.js'
+
+export default class Fill extends SpanCommand {
+  static override summary = 'Fill masked spans with the MLM head, SpanBERT\'s span boundary head, or both'
+  static override description = `Reads lines of text (or JSONL with --field) with one or more runs of [MASK], one [MASK] per token to
+fill. For each run: the MLM head's prediction at each position, the span boundary (SBO) head's from the
+states of the tokens just outside the run and the position inside it (SpanBERT §3.2), or both (--head both,
+the default: summed log-probabilities). The top --k fillings of each run by beam search (--beam) as NDJSON
+{"text", "spans": [{"start", "end", "fills": [{"text", "score"}]}]} (start/end: the run's characters,
+end exclusive; score: the filling's summed log-probability), or a readable form on a terminal.
+A checkpoint without the heads --head needs is refused.`
+  static override examples = [
+    'echo "the cat sat on the [MASK] [MASK] ." | span fill --model ckpt',
+    'span fill notes.jsonl --field text --model ckpt --head sbo --k 3',
+  ]
+  static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
+  static override flags = {
+    ...ioFlags,
+    model: Flags.string({description: 'checkpoint directory with the MLM and/or SBO head (span pretrain, SpanBERT)', required: true}),
+    vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
+    head: Flags.string({description: 'which head predicts: mlm, sbo, or both (summed log-probabilities)', options: ['mlm', 'sbo', 'both'], default: 'both'}),
+    k: Flags.integer({description: 'fillings per span', default: 5, min: 1}),
+    beam: Flags.integer({description: 'beam width (at least --k)', default: 10, min: 1}),
+    field: Flags.string({description: 'read JSONL and fill this string field of each record'}),
+    ...backendFlags(),
+  }
+
+  async run(): Promise<void> {
+    const {args, flags} = await this.parse(Fill)
+    const src = await openSource(args.file ?? flags.input)
+    await initBackend(flags.backend as BackendChoice, flags.threads)
+    const {model, vocabPath, initialised} = await loadCheckpoint(flags.model, {objectives: ['mlm', 'sbo'], vocab: flags.vocab})
+    try {
+      checkHeads(initialised, flags.head as FillHead, flags.model)
+      const vocab = loadVocab(vocabPath)
+      const tok = new WordPieceTokenizer(vocab, {lowercase: !vocab.cased})
+      const opts = {head: flags.head as FillHead, k: flags.k, beam: flags.beam}
+      const readable = flags.output === '-' && process.stdout.isTTY === true
+      await this.withOutput(flags.output, async (w) => {
+        for await (const {text, no} of texts(src, flags.field)) {
+          const spans = fillText(model, tok, text, opts, src.name, no)
+          await w.line(readable ? fillReadable(text, spans) : fillRecord(text, spans))
+        }
+      })
+    } finally {
+      model.dispose()
+    }
+  }
+}
+
+/** Non-blank lines, or the --field string of each JSONL record. */
+async function* texts(src: Awaited<ReturnType<typeof openSource>>, field: string | undefined): AsyncGenerator<{text: string; no: number}> {
+  if (field === undefined) {
+    for await (const l of readLines(src)) if (l.text.trim() !== '') yield l
+    return
+  }
+  for await (const rec of readNdjson(src)) {
+    const v = rec.value[field]
+    if (typeof v !== 'string') throw errorAt(src.name, rec.line, `field "${field}" is not a string`)
+    yield {text: v, no: rec.line}
+  }
+}
