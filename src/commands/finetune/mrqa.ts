@@ -35,8 +35,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
-    const f = flags as unknown as Record<string, never>
-    const config = {...loopSettings(flags, 'mrqa', cased), task: 'mrqa', version: '1.1', 'doc-stride': f['doc-stride'], 'max-query-len': f['max-query-len'], 'n-best': f['n-best'], 'max-answer-len': f['max-answer-len'], 'null-threshold': 0, 'eval-metric': 'f1'} as unknown as SquadFinetuneConfig
+    const config = {...loopSettings(flags, 'mrqa', cased), task: 'mrqa', version: '1.1', 'doc-stride': flags['doc-stride'], 'max-query-len': flags['max-query-len'], 'n-best': flags['n-best'], 'max-answer-len': flags['max-answer-len'], 'null-threshold': 0, 'eval-metric': 'f1'} as unknown as SquadFinetuneConfig
     if (config['max-len'] < config['max-query-len'] + 4) throw new SpanError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
     log(`config: ${JSON.stringify(config)}`)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)

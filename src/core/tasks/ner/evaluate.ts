@@ -4,8 +4,8 @@
  *   token GOLD PRED              what conlleval reads (its gold column must equal G's tags)
  *   G's layout + PRED            what `span predict ner` writes
  *   token PRED                   aligned with G's token lines
- * Blank and -DOCSTART- lines come from G; a prediction file without -DOCSTART- lines is aligned
- * on its token lines (those lines then get O, as conlleval sees them in G).
+ * Blank and -DOCSTART- lines come from G; a prediction file with another number of -DOCSTART- lines
+ * is aligned on its token lines (those lines then get O, as conlleval sees them in G).
  */
 import {errorAt, SpanError} from '../../stream/errors.js'
 import {ConllFormatError, conllCount, splitConllLine, type ConllCounts} from '../../metrics/conlleval.js'
@@ -14,11 +14,11 @@ import {parseConll, type ConllFile, type ConllLine} from './read.js'
 
 /** Rows for conlleval from gold and prediction files. */
 export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
-  const gl = gold.lines.filter((l) => l.kind !== 'blank')
-  let pl = pred.lines.filter((l) => l.kind !== 'blank')
-  const tokensOnly = pl.length !== gl.length
-  if (tokensOnly) pl = pred.lines.filter((l) => l.kind === 'token')
-  const gt = tokensOnly ? gl.filter((l) => l.kind === 'token') : gl
+  const docs = (f: ConllFile) => f.lines.filter((l) => l.kind === 'docstart').length
+  const tokensOnly = docs(pred) !== docs(gold)
+  const keep = (l: ConllLine) => (tokensOnly ? l.kind === 'token' : l.kind !== 'blank')
+  const pl = pred.lines.filter(keep)
+  const gt = gold.lines.filter(keep)
   if (pl.length !== gt.length) throw new SpanError(`${pred.source}: ${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
   const predOf = new Map<ConllLine, string>()
   gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred)))
