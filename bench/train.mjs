@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Throughput of one full pre-training step (forward, backward, clipping, AdamW: what
-// `span pretrain` runs per step, through its own microStep) for the tiny and mini presets at
+// `span pretrain` runs per step: trainStep, through the shared optimiserStep and pretrainLoss) for the tiny and mini presets at
 // batch 16 × 128 on each backend (cpu only for tiny: it is slow). Plain JS over dist/:
 //   npm run build && node bench/train.mjs [backends…]     (default: wasm cpu)
 // Synthetic masked examples over BERT's 30,522-word vocabulary: spans of 1–5 tokens until 15%
@@ -20,8 +20,8 @@ import {initBackend} from '../dist/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
 import {SpanBertForPreTraining} from '../dist/core/model/pretraining.js'
-import {microStep, scaleGrads} from '../dist/core/train/objective.js'
-import {AdamW, clipByGlobalNorm} from '../dist/core/train/optim.js'
+import {AdamW} from '../dist/core/train/optim.js'
+import {trainStep} from '../dist/core/train/step.js'
 
 const wanted = process.argv.slice(2)
 const backends = wanted.length ? wanted : ['wasm', 'cpu']
@@ -38,11 +38,7 @@ function flops(c, nMlm, nSbo) {
 }
 
 function step(model, opt, batch, rng) {
-  const {grads} = microStep(model, batch, {training: true, rng})
-  scaleGrads(grads, 1)
-  const {scale} = clipByGlobalNorm(grads, 1.0)
-  opt.apply(model.params.entries(), grads, 1e-4, scale)
-  tf.dispose([...grads.values()])
+  trainStep(model, opt, batch, 1e-4, {training: true, rng}, 1.0)
 }
 
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]

@@ -52,7 +52,7 @@ only when all are done.`
     const {model, initialised} = await loadQaModel(dir, 0, vocab.info.path)
     try {
       if (windows.maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${windows.maxLen} exceeds ${dir}'s ${model.config.max_position_embeddings} positions`)
-      if (initialised.length > 0) this.warn1(`${dir} has no ${initialised.join('/')} (not fine-tuned for QA): its start/end layer is random`)
+      if (initialised.length > 0) this.warnLine(`${dir} has no ${initialised.join('/')} (not fine-tuned for QA): its start/end layer is random`)
       const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !vocab.cased})
       const decode = {nBest: flags['n-best'], maxAnswerLen: flags['max-answer-len'], v2, nullThreshold}
       const out = collectOutputs(await predictSquad(model, tokenizer, data.examples, {windows, decode, batchSize: flags['batch-size']}))
@@ -64,7 +64,7 @@ only when all are done.`
     }
   }
 
-  private warn1(message: string): void {
+  private warnLine(message: string): void {
     process.stderr.write(`span predict squad: warning: ${message}\n`)
   }
 }
