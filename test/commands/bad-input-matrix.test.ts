@@ -72,7 +72,7 @@ const CASES: Record<string, (c: {input: string}) => {input: string; out: string}
   'missing file': () => ({input: 'no-such-file', out: 'o1'}),
   directory: () => ({input: 'adir', out: 'o2'}),
   'unreadable file': () => ({input: '/proc/self/mem', out: 'o3'}),
-  'bad output path': (c) => ({input: c.input, out: '/proc/span-no-such-dir/x'}),
+  'bad output path': (c) => ({input: c.input, out: 'text.txt/sub/x'}), // ENOTDIR: a file where a directory should be
   'full disk': (c) => (full ? {input: c.input, out: join(full, 'x')} : null),
 }
 
