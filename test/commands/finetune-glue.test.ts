@@ -56,7 +56,7 @@ describe('span finetune glue', () => {
     expect(devRecs[0]).toMatchObject({split: 'dev', epoch: 1, step: 2, n: 5, best: true})
     expect(recs.at(-1)).toEqual({step: 2, checkpoint: join(out, 'checkpoint-2')})
     expect(Object.keys(devRecs[0])).toEqual(expect.arrayContaining(['acc', 'f1', 'acc_and_f1', 'score']))
-    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'finetune_config.json', 'span_ft_ngrams.txt']) expect(existsSync(join(out, 'best', f)), f).toBe(true)
+    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'finetune_config.json', 'span_ft_ngrams.txt']) expect(existsSync(join(out, 'best', f)), f).toBe(true)
     const cfg = JSON.parse(readFileSync(join(out, 'best', 'config.json'), 'utf8'))
     expect(cfg).toMatchObject({architectures: ['BertForSequenceClassification'], num_labels: 2, problem_type: 'single_label_classification', span_ft: {max_spans: 16, max_span_tokens: 8}})
 

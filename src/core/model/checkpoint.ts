@@ -29,6 +29,8 @@ export async function paramsToHost(params: ParamStore): Promise<[string, HostTen
 
 export const TOKENIZER_CONFIG = 'tokenizer_config.json'
 export const SPECIAL_TOKENS_MAP = 'special_tokens_map.json'
+/** BERT's special tokens, as transformers' special_tokens_map.json names them. */
+export const SPECIAL_TOKENS = {unk_token: '[UNK]', sep_token: '[SEP]', pad_token: '[PAD]', cls_token: '[CLS]', mask_token: '[MASK]'}
 
 /**
  * vocab.txt with the two files transformers' BertTokenizer(Fast).from_pretrained reads beside
@@ -36,11 +38,10 @@ export const SPECIAL_TOKENS_MAP = 'special_tokens_map.json'
  */
 export function tokenizerFiles(vocabPath: string, maxLength: number): CheckpointFile[] {
   const config = {tokenizer_class: 'BertTokenizer', do_lower_case: !isCased(vocabPath), model_max_length: maxLength}
-  const special = {unk_token: '[UNK]', sep_token: '[SEP]', pad_token: '[PAD]', cls_token: '[CLS]', mask_token: '[MASK]'}
   return [
     {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
     {name: TOKENIZER_CONFIG, write: (p) => writeFile(p, JSON.stringify(config, null, 2) + '\n')},
-    {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, JSON.stringify(special, null, 2) + '\n')},
+    {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, JSON.stringify(SPECIAL_TOKENS, null, 2) + '\n')},
   ]
 }
 

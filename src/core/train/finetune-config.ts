@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import type {CheckpointFile} from '../model/checkpoint.js'
+import {type CheckpointFile, SPECIAL_TOKENS, SPECIAL_TOKENS_MAP} from '../model/checkpoint.js'
 import {SpanError} from '../stream/errors.js'
 
 export const FINETUNE_CONFIG_FILE = 'finetune_config.json'
@@ -91,11 +91,12 @@ export function checkResumeConfig(saved: Record<string, unknown>, now: Record<st
   }
 }
 
-/** tokenizer_config.json (Hugging Face's, from the run's casing) and finetune_config.json (the config with `state` merged in). */
+/** tokenizer_config.json and special_tokens_map.json (Hugging Face's, from the run's casing and --max-len) and finetune_config.json (the config with `state` merged in). */
 export function configFiles(c: FinetuneSettings, state: Record<string, unknown>): CheckpointFile[] {
   const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n'
   return [
-    {name: TOKENIZER_CONFIG_FILE, write: (p) => writeFile(p, json({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer'}))},
+    {name: TOKENIZER_CONFIG_FILE, write: (p) => writeFile(p, json({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer', model_max_length: c['max-len']}))},
+    {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, json(SPECIAL_TOKENS))},
     {name: FINETUNE_CONFIG_FILE, write: (p) => writeFile(p, json({...c, ...state}))},
   ]
 }

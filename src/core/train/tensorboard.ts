@@ -1,6 +1,7 @@
-import {mkdir, open, readFile, type FileHandle} from 'node:fs/promises'
+import {open, readFile, type FileHandle} from 'node:fs/promises'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
+import {makeDirs} from '../util/dirs.js'
 import {ProtoWriter, RecordError, decodeFields, frameRecord, readRecords} from './tfrecord.js'
 
 /**
@@ -38,7 +39,7 @@ export class EventWriter {
   private constructor(private readonly fh: FileHandle, readonly path: string) {}
 
   static async open(dir: string): Promise<EventWriter> {
-    await mkdir(dir, {recursive: true})
+    await makeDirs(dir)
     const now = Date.now() / 1000
     const base = join(dir, `events.out.tfevents.${Math.floor(now)}.${hostname()}`)
     for (let n = 0; ; n++) {

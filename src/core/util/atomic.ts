@@ -3,6 +3,7 @@ import {createReadStream} from 'node:fs'
 import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {makeDirs} from './dirs.js'
 
 /** A file of a checkpoint, written by `write` to the temporary path it is given. */
 export interface CheckpointFile {
@@ -54,7 +55,7 @@ const tempOf = (dir: string, kind: 'tmp' | 'old', pid = process.pid) => join(dir
  */
 export async function writeFilesAtomically(dir: string, files: CheckpointFile[]): Promise<void> {
   dir = resolve(dir)
-  await mkdir(dirname(dir), {recursive: true})
+  await makeDirs(dirname(dir))
   await recoverDir(dir)
   const tmp = tempOf(dir, 'tmp')
   await rm(tmp, {recursive: true, force: true})

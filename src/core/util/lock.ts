@@ -1,8 +1,9 @@
 import {readFileSync, unlinkSync} from 'node:fs'
-import {mkdir, open, readFile, rename, stat, writeFile} from 'node:fs/promises'
+import {open, readFile, rename, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {pidAlive} from './atomic.js'
+import {makeDirs} from './dirs.js'
 
 /** A held lock: release() removes the lock file (if it is still ours). */
 export interface DirLock {
@@ -22,7 +23,7 @@ export const lockPathOf = (dir: string): string => join(dirname(resolve(dir)), `
 export async function lockDir(dir: string, log: (line: string) => void): Promise<DirLock> {
   const path = lockPathOf(dir)
   if ((await stat(dir).catch(() => null))?.isDirectory() === false) throw new SpanError(`${dir}: a file is in the way (EEXIST); give a directory`)
-  await mkdir(dirname(path), {recursive: true})
+  await makeDirs(dirname(path))
   for (let attempt = 0; attempt < 3; attempt++) {
     if (await create(path)) return held(path)
     const owner = await ownerOf(path)

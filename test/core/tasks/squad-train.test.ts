@@ -161,7 +161,7 @@ describe('finetuneSquad', () => {
     expect(best).toBe(Math.max(...dev.map((r) => r.f1 as number)))
     expect(recs.filter((r) => !r.split && !r.checkpoint).every((r) => Number.isFinite(r.loss))).toBe(true)
     expect(Array.from(model.params.get('qa_outputs.weight').dataSync())).not.toEqual(before)
-    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'finetune_config.json']) expect(existsSync(join(out, 'best', f))).toBe(true)
+    for (const f of ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json', 'special_tokens_map.json', 'finetune_config.json']) expect(existsSync(join(out, 'best', f)), f).toBe(true)
     model.dispose()
   })
 })

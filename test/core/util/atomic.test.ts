@@ -6,6 +6,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {MANIFEST_FILE, recoverDir, verifyManifest, writeFilesAtomically} from '../../../src/core/util/atomic.js'
+import {makeDirs} from '../../../src/core/util/dirs.js'
 import {lockDir, lockPathOf} from '../../../src/core/util/lock.js'
 
 const tmp = mkdtempSync(join(tmpdir(), 'span-atomic-'))
@@ -82,5 +83,18 @@ describe('lockDir', () => {
   it('refuses a file where the directory should be, before any work', async () => {
     writeFileSync(join(tmp, 'afile'), 'x')
     await expect(lockDir(join(tmp, 'afile'), () => {})).rejects.toThrow(/afile: a file is in the way \(EEXIST\)/)
+  })
+})
+
+describe('makeDirs', () => {
+  it('makes the missing levels, and fails (never spins) under /proc, where recursive mkdir would retry forever', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'span-mkdirs-')), 'a', 'b', 'c')
+    await makeDirs(dir)
+    expect(existsSync(dir)).toBe(true)
+    await makeDirs(dir) // already there: nothing to do
+    await expect(makeDirs('/proc/span-no-such-dir/x')).rejects.toMatchObject({code: expect.stringMatching(/^(ENOENT|EACCES|EPERM)$/)})
+    const file = join(dir, 'f')
+    writeFileSync(file, '')
+    await expect(makeDirs(join(file, 'sub'))).rejects.toMatchObject({code: 'ENOTDIR'})
   })
 })
