@@ -69,10 +69,10 @@ describe('a full disk', () => {
     const out = join(tmp, 'ck-full')
     const r = await sh(`${span(`pretrain ${blocks} ${TINY.join(' ')} --max-steps 3 --log-every 1 --out ${out}`)} > ${full}/metrics.ndjson`)
     expect(r.code).toBe(1)
-    const lines = stderrLines(r.stderr)
+    const lines = stderrLines(r.stderr).filter((l) => !/steps take about/.test(l)) // the 1000-step estimate is a note, not an error
     expect(lines[0]).toMatch(/^span pretrain: metrics output: no space left on device \(ENOSPC\): metrics are no longer written; training goes on/)
     expect(lines.at(-1)).toMatch(/^span pretrain: metrics output: no space left on device \(ENOSPC\); the metrics after that point were lost; the checkpoint in .*ck-full is saved$/)
-    expect(JSON.parse(readFileSync(join(out, 'trainer_state.json'), 'utf8')).step).toBe(3)
+    expect(JSON.parse(readFileSync(join(newest(out), 'trainer_state.json'), 'utf8')).step).toBe(3)
   })
 })
 
@@ -83,7 +83,7 @@ describe('a closed pipe under pretrain', () => {
     expect(r.code).toBe(0)
     expect(r.stdout.trimEnd().split('\n')).toHaveLength(1)
     expect(stderrLines(r.stderr).filter((l) => /stdout closed: metrics are no longer written; training goes on/.test(l))).toHaveLength(1)
-    expect(JSON.parse(readFileSync(join(out, 'trainer_state.json'), 'utf8')).step).toBe(6)
+    expect(JSON.parse(readFileSync(join(newest(out), 'trainer_state.json'), 'utf8')).step).toBe(6)
   })
 })
 
@@ -103,7 +103,7 @@ describe('two runs on one --out', () => {
     first.kill('SIGINT')
     expect(await firstExit).toBe(130) // stopped with a checkpoint, its lock released
     expect(existsSync(lock)).toBe(false)
-    const step = JSON.parse(readFileSync(join(out, 'trainer_state.json'), 'utf8')).step as number
+    const step = JSON.parse(readFileSync(join(newest(out), 'trainer_state.json'), 'utf8')).step as number
     // issue 13 item 13: "saving" is said before the save; "saved" only once the step's checkpoint is there
     expect(firstErr).toMatch(new RegExp(`SIGINT at step ${step}: saving a checkpoint \\(a second SIGINT stops without it`))
     expect(firstErr).toContain(`saved the checkpoint of step ${step}; continue with --resume ${out}`)
@@ -114,6 +114,12 @@ describe('two runs on one --out', () => {
   })
 })
 
+/** The newest checkpoint-STEP/ of a run directory. */
+function newest(run: string): string {
+  const steps = readdirSync(run).map((n) => /^checkpoint-(\d+)$/.exec(n)).filter((m) => m !== null).map((m) => Number(m[1]))
+  return join(run, `checkpoint-${Math.max(...steps)}`)
+}
+
 const hasStrace = spawnSync('strace', ['-V']).status === 0
 
 describe('a kill at every rename of a checkpoint save', () => {
@@ -123,7 +129,7 @@ describe('a kill at every rename of a checkpoint save', () => {
     expect(whole.code).toBe(0)
     execFileSync('strace', ['-f', '-qq', '-e', 'trace=rename,renameat,renameat2', '-o', join(tmp, 'renames.txt'), 'node', bin, 'pretrain', ...args.split(' '), '--out', join(tmp, 'k-count')], {cwd: tmp, stdio: 'ignore', env: {...process.env, UV_THREADPOOL_SIZE: '1'}})
     const renames = readFileSync(join(tmp, 'renames.txt'), 'utf8').split('\n').filter((l) => /rename/.test(l)).length
-    expect(renames).toBeGreaterThanOrEqual(3) // the first save moves in; the second moves aside and in
+    expect(renames).toBeGreaterThanOrEqual(2) // each save moves its checkpoint-STEP/ in as one directory
     const runs = Array.from({length: renames}, async (_, k) => {
       const out = `${tmp}/k-${k + 1}`
       // strace counts a syscall per thread: one libuv thread does every rename
@@ -136,9 +142,11 @@ describe('a kill at every rename of a checkpoint save', () => {
         expect(lines.at(-1)).toMatch(/^span pretrain: \S+: /)
         return 'refused'
       }
-      expect(readFileSync(join(out, 'model.safetensors')).equals(readFileSync(join(tmp, 'k-whole', 'model.safetensors')))).toBe(true)
-      expect(readFileSync(join(out, 'optimizer.safetensors')).equals(readFileSync(join(tmp, 'k-whole', 'optimizer.safetensors')))).toBe(true)
+      const [got, want] = [newest(out), newest(join(tmp, 'k-whole'))]
+      expect(readFileSync(join(got, 'model.safetensors')).equals(readFileSync(join(want, 'model.safetensors')))).toBe(true)
+      expect(readFileSync(join(got, 'optimizer.safetensors')).equals(readFileSync(join(want, 'optimizer.safetensors')))).toBe(true)
       expect(readdirSync(tmp).filter((n) => n.startsWith(`.k-${k + 1}.`))).toEqual([])
+      expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]) // no temporary checkpoint directory left
       return 'exact'
     })
     const outcomes = await Promise.all(runs)
