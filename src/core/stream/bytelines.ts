@@ -114,8 +114,16 @@ export function sniffText(head: Buffer, source: string): void {
   bad -= (head.toString('latin1').match(/\xef\xbf\xbd/g) ?? []).length // U+FFFD written in the text itself
   if (bad > 3) bad -= 3 // a multi-byte character cut at the 8 KB boundary
   if ((nul + bad) * 10 > head.length && head.length > 0) {
-    throw errorAt(source, 1, `binary input (${nul} NUL and ${Math.max(bad, 0)} malformed UTF-8 bytes in the first ${head.length}); --binary text reads it as text anyway`)
+    const line = nul > 0 ? lineOf(head, head.indexOf(0)) : 1 // where the first NUL is, as a person would look for it
+    throw errorAt(source, line, `binary input (${nul} NUL and ${Math.max(bad, 0)} malformed UTF-8 bytes in the first ${head.length}); --binary text reads it as text anyway`)
   }
+}
+
+/** The 1-based line of byte `at`. */
+function lineOf(buf: Buffer, at: number): number {
+  let line = 1
+  for (let i = buf.indexOf(10); i !== -1 && i < at; i = buf.indexOf(10, i + 1)) line++
+  return line
 }
 
 /** A NUL byte means binary input in a record stream: NDJSON never holds one. */
