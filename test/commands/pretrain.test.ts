@@ -1,6 +1,5 @@
 // `span pretrain` as a user runs it: node bin/run.js processes (dist/ must be built), stdout and
 // stderr apart. Tiny shapes (1 layer, hidden 16, batch 2) on the wasm backend: seconds per run.
-import {spawnSync} from 'node:child_process'
 import {cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'

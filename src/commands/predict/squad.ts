@@ -1,6 +1,5 @@
 import {Flags} from '@oclif/core'
 import {writeFile} from 'node:fs/promises'
-import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {checkpointVocab, writeFilesAtomically} from '../../core/model/checkpoint.js'

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {type KernelArgs, type KernelBackend, type Values, alloc, broadcastShape, broadcastStrides, size, valuesOf} from './kernel-util.js'
+import {mergeAxes} from './native-layout.js'
 import {allocF32} from './native-pool.js'
 
 /**
@@ -53,22 +54,7 @@ function broadcastRows(row: RowOp, a: Values, aShape: readonly number[], b: Valu
   const dims: number[] = []
   const as: number[] = []
   const bs: number[] = []
-  for (let i = 0; i < rank; i++) {
-    const d = outShape[i]
-    if (d === 1) continue
-    const sa = aStrides[i]
-    const sb = bStrides[i]
-    const last = dims.length - 1
-    if (last >= 0 && as[last] === sa * d && bs[last] === sb * d) {
-      dims[last] *= d
-      as[last] = sa
-      bs[last] = sb
-    } else {
-      dims.push(d)
-      as.push(sa)
-      bs.push(sb)
-    }
-  }
+  mergeAxes(outShape, aStrides, bStrides, dims, as, bs) // outShape has no empty axis
   const r = dims.length
   if (r === 0) return row(a, 0, 0, b, 0, 0, out, 0, 1)
   const n = dims[r - 1]

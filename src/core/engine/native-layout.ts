@@ -30,6 +30,30 @@ function stridesOf(shape: readonly number[]): number[] {
 const SHORT_RUN = 32
 
 /**
+ * The axes of `shape` with two operands' element strides along them (as, bs), pushed onto
+ * dims/aOut/bOut: size-1 axes dropped, and an axis merged into the one above it where both
+ * operands step through the pair as one. False (and nothing to walk) when an axis is empty.
+ */
+export function mergeAxes(shape: readonly number[], as: readonly number[], bs: readonly number[], dims: number[], aOut: number[], bOut: number[]): boolean {
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i]
+    if (d === 0) return false
+    if (d === 1) continue
+    const last = dims.length - 1
+    if (last >= 0 && aOut[last] === as[i] * d && bOut[last] === bs[i] * d) {
+      dims[last] *= d
+      aOut[last] = as[i]
+      bOut[last] = bs[i]
+    } else {
+      dims.push(d)
+      aOut.push(as[i])
+      bOut.push(bs[i])
+    }
+  }
+  return true
+}
+
+/**
  * Copies a box of `shape` elements from src (element strides srcStrides, from srcOff) to dst
  * (dstStrides, from dstOff). Size-1 axes are dropped and axes both sides walk contiguously
  * are merged first, so the copy is a loop over runs as long as the layout allows.
@@ -38,21 +62,7 @@ export function copyBox(src: Values, srcOff: number, srcStrides: readonly number
   const dims: number[] = []
   const ss: number[] = []
   const ds: number[] = []
-  for (let i = 0; i < shape.length; i++) {
-    const d = shape[i]
-    if (d === 0) return
-    if (d === 1) continue
-    const last = dims.length - 1
-    if (last >= 0 && ss[last] === srcStrides[i] * d && ds[last] === dstStrides[i] * d) {
-      dims[last] *= d
-      ss[last] = srcStrides[i]
-      ds[last] = dstStrides[i]
-    } else {
-      dims.push(d)
-      ss.push(srcStrides[i])
-      ds.push(dstStrides[i])
-    }
-  }
+  if (!mergeAxes(shape, srcStrides, dstStrides, dims, ss, ds)) return
   let r = dims.length
   let run = 1
   if (r > 0 && ss[r - 1] === 1 && ds[r - 1] === 1) run = dims[--r]

@@ -116,12 +116,7 @@ export function watchCpuBackend(backend: unknown): void {
     if (buf) pinned.add(buf)
   }
   b.write = (values, shape, dtype) => {
-    const buf = ourBuffer(values)
-    if (buf) {
-      const n = registrations.get(buf) ?? 0
-      if (n > 0 || !(values instanceof Float32Array && isHanded(values, buf))) pinned.add(buf)
-      registrations.set(buf, n + 1)
-    }
+    registerWrite(values)
     return write(values, shape, dtype)
   }
   b.readSync = (id) => {
@@ -137,15 +132,27 @@ export function watchCpuBackend(backend: unknown): void {
   b.disposeData = (id, force) => {
     const values = b.data.get(id)?.values
     const deleted = disposeData(id, force)
-    if (b.data.has(id)) return deleted
-    const buf = ourBuffer(values)
-    if (buf) {
-      const n = (registrations.get(buf) ?? 1) - 1
-      registrations.set(buf, n)
-      if (n === 0) recycle(values)
-    }
+    if (!b.data.has(id)) unregister(values)
     return deleted
   }
+}
+
+/** A pooled buffer handed to the backend: one more registration; pinned unless handed out once. */
+function registerWrite(values: unknown): void {
+  const buf = ourBuffer(values)
+  if (!buf) return
+  const n = registrations.get(buf) ?? 0
+  if (n > 0 || !(values instanceof Float32Array && isHanded(values, buf))) pinned.add(buf)
+  registrations.set(buf, n + 1)
+}
+
+/** The backend let go of `values`: one registration fewer; recycled when none is left. */
+function unregister(values: unknown): void {
+  const buf = ourBuffer(values)
+  if (!buf) return
+  const n = (registrations.get(buf) ?? 1) - 1
+  registrations.set(buf, n)
+  if (n === 0) recycle(values)
 }
 
 /** Counts since start (or the last reset), and what the pool holds now. */

@@ -97,8 +97,14 @@ function step(s: State, features: string[]): void {
   const startC = startOfChunk(s.lastCorrect, correct, s.lastCorrectType, correctType)
   const startG = startOfChunk(s.lastGuessed, guessed, s.lastGuessedType, guessedType)
   if (startC && startG && guessedType === correctType) s.inCorrect = true
-  if (startC) (s.c.foundCorrect++, bump(s.c.types, correctType, 1))
-  if (startG) (s.c.foundGuessed++, bump(s.c.types, guessedType, 2))
+  if (startC) {
+    s.c.foundCorrect++
+    bump(s.c.types, correctType, 1)
+  }
+  if (startG) {
+    s.c.foundGuessed++
+    bump(s.c.types, guessedType, 2)
+  }
   if (!boundary) {
     if (correct === guessed && guessedType === correctType) s.c.correctTags++
     s.c.tokens++
@@ -128,7 +134,10 @@ export function conllCount(rows: Iterable<string[]>): ConllCounts {
     if (features.length > 0 && features[0] !== BOUNDARY && features.length < 2) throw new ConllFormatError(lineNo, `unexpected number of features in line ${features.join(' ')}`)
     step(s, features)
   }
-  if (s.inCorrect) (s.c.correctChunk++, bump(s.c.types, s.lastCorrectType, 0))
+  if (s.inCorrect) {
+    s.c.correctChunk++
+    bump(s.c.types, s.lastCorrectType, 0)
+  }
   return s.c
 }
 

@@ -93,7 +93,7 @@ function drawSeries(grid: Array<Array<{ch: string; i: number} | null>>, s: Serie
 
 /** The series' value at column `c`: linear between the points whose columns enclose it. */
 function valueAt(pts: Array<[number, number]>, c: number, col: (x: number) => number): number {
-  let j = pts.findIndex(([sx]) => col(sx) >= c)
+  const j = pts.findIndex(([sx]) => col(sx) >= c)
   if (j <= 0) return pts[Math.max(0, j)][1]
   const [x0, y0] = pts[j - 1]
   const [x1, y1] = pts[j]

@@ -33,7 +33,7 @@ export interface ByteEncoder {
 export function byteEncoder(parts: ByteEncoderParts): ByteEncoder {
   const {cls, table, unk, exact} = parts
   const ascii = cls.slice(0, 128)
-  const single = Int32Array.from({length: 128}, (_, u) => table.lookup(Uint16Array.of(u), 0, 1)).map((id) => (id < 0 ? unk : id))
+  const single = asciiSingleIds(table, unk)
   let out = new Int32Array(4096)
   let word = new Uint16Array(256)
   const one = new Uint16Array(1)
@@ -136,6 +136,11 @@ export function byteEncoder(parts: ByteEncoderParts): ByteEncoder {
     out: () => out,
     reserve,
   }
+}
+
+/** The id of each ASCII character as a one-character word, [UNK] where the vocabulary lacks it. */
+function asciiSingleIds(table: WordTable, unk: number): Int32Array {
+  return Int32Array.from({length: 128}, (_, u) => table.lookup(Uint16Array.of(u), 0, 1)).map((id) => (id < 0 ? unk : id))
 }
 
 /**

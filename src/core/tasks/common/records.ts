@@ -72,9 +72,15 @@ export function arrayElementLines(text: string): number[] {
       else if (c === '"') inString = false
       continue
     }
-    if (depth === 1 && expectValue && !' \t\r\n]'.includes(c)) (out.push(line), (expectValue = false))
+    if (depth === 1 && expectValue && !' \t\r\n]'.includes(c)) {
+      out.push(line)
+      expectValue = false
+    }
     if (c === '"') inString = true
-    else if (c === '[' || c === '{') (depth++, depth === 1 && (expectValue = true))
+    else if (c === '[' || c === '{') {
+      depth++
+      if (depth === 1) expectValue = true
+    }
     else if (c === ']' || c === '}') depth--
     else if (c === ',' && depth === 1) expectValue = true
   }

@@ -27,13 +27,22 @@ export function parseCsv(text: string, source: string): {fields: string[]; line:
   for (let i = 0; i < text.length; i++) {
     const c = text[i]
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"', i++)
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"'
+        i++
+      }
       else if (c === '"') quoted = false
-      else (field += c, c === '\n' && line++)
+      else {
+        field += c
+        if (c === '\n') line++
+      }
       continue
     }
     if (c === '"' && field === '') quoted = true
-    else if (c === ',') (fields.push(field), (field = ''))
+    else if (c === ',') {
+      fields.push(field)
+      field = ''
+    }
     else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++
       fields.push(field)
