@@ -40,15 +40,16 @@ for (const line of readFileSync(masked, 'utf8').split('\n').slice(1)) {
   if (!line) continue
   const ex = JSON.parse(line)
   const gold = new Map(ex.targets.map(([p, id]) => [p, id]))
-  const runs = ex.spans.filter(([s, e, kind]) => kind === 'mask' && e - s + 1 <= model.config.sbo.max_targets)
-    .map(([s, e]) => ({pos: s, len: e - s + 1}))
+  const runs = ex.spans.filter(([s, e, kind]) => kind === 'mask' && e - s + 1 <= model.config.sbo.max_targets).map(([s, e]) => ({pos: s, len: e - s + 1}))
   if (runs.length === 0) continue
   for (const head of heads) {
     const {lp, V} = maskLogProbs(model, ex.ids, runs, head)
     let row = 0
     for (const r of runs) {
       const [best] = beamSearch(lp, V, row, r.len, 1, 1, banned)
-      best.ids.forEach((id, i) => { if (id === gold.get(r.pos + i)) right[head]++ })
+      best.ids.forEach((id, i) => {
+        if (id === gold.get(r.pos + i)) right[head]++
+      })
       row += r.len
     }
   }
@@ -56,5 +57,13 @@ for (const line of readFileSync(masked, 'utf8').split('\n').slice(1)) {
   tokens += runs.reduce((a, r) => a + r.len, 0)
 }
 model.dispose()
-console.log(JSON.stringify({checkpoint: ckpt, masked, spans, tokens,
-  top1: Object.fromEntries(heads.map((h) => [h, Number((right[h] / tokens).toFixed(4))])), seconds: (Date.now() - t0) / 1000}))
+console.log(
+  JSON.stringify({
+    checkpoint: ckpt,
+    masked,
+    spans,
+    tokens,
+    top1: Object.fromEntries(heads.map((h) => [h, Number((right[h] / tokens).toFixed(4))])),
+    seconds: (Date.now() - t0) / 1000,
+  }),
+)

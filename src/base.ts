@@ -97,11 +97,19 @@ export async function openOutput(path: string, onFail?: (err: Error) => void): P
 
 /** A flag error (oclif's parser, or a flag's own parse function): a usage error, exit 2. */
 function isUsageError(err: Error & {parse?: unknown}): boolean {
-  return err.parse !== undefined || /^Parsing --/.test(err.message) || /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message)
+  return (
+    err.parse !== undefined ||
+    /^Parsing --/.test(err.message) ||
+    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message)
+  )
 }
 
 /** A multi-line message (oclif's) as one line, without its "See more help" coda. */
-const oneLine = (msg: string): string => msg.replace(/\s*See more help with --help\s*$/, '').replace(/\s*\n\s*/g, ': ').replace(/ +:/g, ':')
+const oneLine = (msg: string): string =>
+  msg
+    .replace(/\s*See more help with --help\s*$/, '')
+    .replace(/\s*\n\s*/g, ': ')
+    .replace(/ +:/g, ':')
 
 /**
  * Base of every span command: user errors are one line on stderr and a non-zero exit (usage
@@ -124,7 +132,8 @@ export abstract class SpanCommand extends Command {
   /** Parses as oclif does, then applies the flags every stream reader shares (--max-line-mb). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- oclif's own constraint (FlagOutput is not exported)
   protected override async parse<F extends Interfaces.OutputFlags<any>, B extends Interfaces.OutputFlags<any>, A extends Interfaces.OutputArgs<any>>(
-    options?: Interfaces.Input<F, B, A>, argv?: string[],
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
     const parsed = await super.parse(options, argv)
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']

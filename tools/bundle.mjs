@@ -40,9 +40,13 @@ function copyNode() {
 }
 
 function copySpan() {
-  if (!existsSync(join(root, 'dist')) || !existsSync(join(root, 'oclif.manifest.json'))) throw new Error('run `npm run build` first (dist/ or oclif.manifest.json missing)')
+  if (!existsSync(join(root, 'dist')) || !existsSync(join(root, 'oclif.manifest.json')))
+    throw new Error('run `npm run build` first (dist/ or oclif.manifest.json missing)')
   for (const f of ['dist', 'bin', 'fixtures', 'package.json', 'oclif.manifest.json', 'README.md']) cpSync(join(root, f), join(stage, f), {recursive: true})
-  writeFileSync(join(stage, 'bin', 'span'), '#!/bin/sh\n# span with the bundled Node\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../node/bin/node" "$here/run.js" "$@"\n')
+  writeFileSync(
+    join(stage, 'bin', 'span'),
+    '#!/bin/sh\n# span with the bundled Node\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../node/bin/node" "$here/run.js" "$@"\n',
+  )
   chmodSync(join(stage, 'bin', 'span'), 0o755)
 }
 
@@ -91,10 +95,14 @@ function copyModules() {
 /** Both addons, built in the stage from native/'s sources, portably; only the .node files kept. */
 function buildAddons() {
   const dir = join(stage, 'native')
-  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src']) cpSync(join(root, 'native', f), join(dir, f), {recursive: true})
+  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src'])
+    cpSync(join(root, 'native', f), join(dir, f), {recursive: true})
   const r = spawnSync(process.execPath, [join(dir, 'build.mjs')], {env: {...process.env, SPAN_PORTABLE: '1', SPAN_BLAS: 'none'}, encoding: 'utf8'})
   process.stdout.write(r.stdout)
-  for (const [sub, file] of [['', 'span_native.node'], ['cuda', 'span_cuda.node']]) {
+  for (const [sub, file] of [
+    ['', 'span_native.node'],
+    ['cuda', 'span_cuda.node'],
+  ]) {
     const built = join(dir, sub, 'build', 'Release', file)
     if (!existsSync(built)) throw new Error(`${file} did not build`)
     const keep = readFileSync(built)

@@ -20,7 +20,14 @@ import {gradsByName, trainStep} from '../src/core/train/step.js'
 const B = 2
 const T = 12
 const config = (): BertConfig =>
-  presetConfig('tiny', 40, {hidden_size: 16, num_attention_heads: 2, intermediate_size: 32, num_hidden_layers: 1, max_position_embeddings: 32, sbo: {position_embedding_size: 8, max_targets: 4}})
+  presetConfig('tiny', 40, {
+    hidden_size: 16,
+    num_attention_heads: 2,
+    intermediate_size: 32,
+    num_hidden_layers: 1,
+    max_position_embeddings: 32,
+    sbo: {position_embedding_size: 8, max_targets: 4},
+  })
 
 /** Token ids of B rows of T ([CLS] … [SEP], the last 3 of row 1 padding), segments and mask. */
 function encoderBatch() {
@@ -40,7 +47,11 @@ function update(params: ParamStore, grads: Map<string, tf.Tensor>): void {
 
 function pretrain(): void {
   const model = SpanBertForPreTraining.init(config(), 1)
-  const ex = (n: number) => ({ids: Array.from({length: n}, (_, i) => (i === 2 ? 3 : 5 + i)), targets: [[2, 7]] as [number, number][], spans: [[2, 2, 'mask']] as [number, number, 'mask'][]})
+  const ex = (n: number) => ({
+    ids: Array.from({length: n}, (_, i) => (i === 2 ? 3 : 5 + i)),
+    targets: [[2, 7]] as [number, number][],
+    spans: [[2, 2, 'mask']] as [number, number, 'mask'][],
+  })
   const batch = toTensors(collate([ex(10), ex(12)], {padId: 0, maxTargets: 4, maxPositions: 32}))
   trainStep(model, new AdamW(), batch, 1e-3, {training: true, rng: new Rng(3)})
   disposeBatch(batch)
@@ -52,8 +63,20 @@ function glue(head: Partial<HeadConfig>): void {
   const model = BertForSequenceClassification.init(config(), h, 2)
   const r = 2
   const l = 3
-  const spans = h.span_ft ? {r, l, positions: Int32Array.from({length: B * r * l}, (_, i) => i % (B * T)), mask: Float32Array.from({length: B * r * l}, (_, i) => (i % 3 === 2 ? 0 : 1))} : null
-  const b: ClsHostBatch = {...encoderBatch(), spans, classes: h.num_labels > 1 ? Int32Array.from([0, 1]) : null, targets: h.num_labels === 1 ? Float32Array.from([0.5, 2]) : null}
+  const spans = h.span_ft
+    ? {
+        r,
+        l,
+        positions: Int32Array.from({length: B * r * l}, (_, i) => i % (B * T)),
+        mask: Float32Array.from({length: B * r * l}, (_, i) => (i % 3 === 2 ? 0 : 1)),
+      }
+    : null
+  const b: ClsHostBatch = {
+    ...encoderBatch(),
+    spans,
+    classes: h.num_labels > 1 ? Int32Array.from([0, 1]) : null,
+    targets: h.num_labels === 1 ? Float32Array.from([0.5, 2]) : null,
+  }
   const {grads} = gradsByName(model.params, () => model.loss(b, {training: true, rng: new Rng(4)}))
   update(model.params, grads)
   model.dispose()

@@ -10,7 +10,7 @@ import {WordPieceTokenizer} from '../core/text/tokenizer.js'
 import {loadVocab} from '../core/text/vocab.js'
 
 export default class Fill extends SpanCommand {
-  static override summary = 'Fill masked spans with the MLM head, SpanBERT\'s span boundary head, or both'
+  static override summary = "Fill masked spans with the MLM head, SpanBERT's span boundary head, or both"
   static override description = `Reads lines of text (or JSONL with --field) with one or more runs of [MASK], one [MASK] per token to
 fill. For each run: the MLM head's prediction at each position, the span boundary (SBO) head's from the
 states of the tokens just outside the run and the position inside it (SpanBERT §3.2), or both (--head both,

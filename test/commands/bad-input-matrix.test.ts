@@ -42,12 +42,14 @@ function run(args: string[]): Promise<{code: number; stdout: string; stderr: str
 async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
   const out: T[] = new Array(jobs.length)
   let next = 0
-  await Promise.all(Array.from({length: n}, async () => {
-    while (next < jobs.length) {
-      const i = next++
-      out[i] = await jobs[i]()
-    }
-  }))
+  await Promise.all(
+    Array.from({length: n}, async () => {
+      while (next < jobs.length) {
+        const i = next++
+        out[i] = await jobs[i]()
+      }
+    }),
+  )
   return out
 }
 
@@ -88,7 +90,10 @@ describe('the bad-input matrix', () => {
         jobs.push({name: `${cmd} × ${fault}`, job: () => run(args)})
       }
     }
-    const results = await pool(jobs.map((j) => j.job), 4)
+    const results = await pool(
+      jobs.map((j) => j.job),
+      4,
+    )
     const bad: string[] = []
     results.forEach((r, i) => {
       const cmd = jobs[i].name.split(' × ')[0]
@@ -99,12 +104,23 @@ describe('the bad-input matrix', () => {
     expect(bad).toEqual([])
     expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
     if (full) expect(readdirSync(full)).toEqual(['filler'])
-    console.log(`bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`)
+    console.log(
+      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
+    )
   }, 900_000) // 35 processes: about a minute on an idle 2-core machine, far more on a loaded one
 
-  it('usage errors exit 2 everywhere, in one line: oclif\'s integer flags and span\'s own number flags alike', async () => {
-    const cases = [['mask', '--p', '1.5'], ['block', '--len', '1'], ['tokenize', '--bogus'], ['pretrain', '--lr', 'x', '--out', 'o'], ['mask', '--ratio', '2']]
-    const rs = await pool(cases.map((a) => () => run(a)), 4)
+  it("usage errors exit 2 everywhere, in one line: oclif's integer flags and span's own number flags alike", async () => {
+    const cases = [
+      ['mask', '--p', '1.5'],
+      ['block', '--len', '1'],
+      ['tokenize', '--bogus'],
+      ['pretrain', '--lr', 'x', '--out', 'o'],
+      ['mask', '--ratio', '2'],
+    ]
+    const rs = await pool(
+      cases.map((a) => () => run(a)),
+      4,
+    )
     rs.forEach((r, i) => {
       expect(r.code, cases[i].join(' ')).toBe(2)
       expect(r.stderr).toMatch(new RegExp(`^span ${cases[i][0]}: .*\\(see span ${cases[i][0]} --help\\)\\n$`))

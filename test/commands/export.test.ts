@@ -48,8 +48,13 @@ describe('span export', () => {
   })
 
   it('checkpoints span writes carry tokenizer_config.json and special_tokens_map.json', () => {
-    expect(JSON.parse(readFileSync(join(ckpt, 'special_tokens_map.json'), 'utf8'))).toEqual(
-      {unk_token: '[UNK]', sep_token: '[SEP]', pad_token: '[PAD]', cls_token: '[CLS]', mask_token: '[MASK]'})
+    expect(JSON.parse(readFileSync(join(ckpt, 'special_tokens_map.json'), 'utf8'))).toEqual({
+      unk_token: '[UNK]',
+      sep_token: '[SEP]',
+      pad_token: '[PAD]',
+      cls_token: '[CLS]',
+      mask_token: '[MASK]',
+    })
     expect(JSON.parse(readFileSync(join(ckpt, 'tokenizer_config.json'), 'utf8')).model_max_length).toBe(32)
   })
 
@@ -79,7 +84,10 @@ with zipfile.ZipFile(sys.argv[1]) as zin, zipfile.ZipFile(sys.argv[2], 'w', zipf
     for (const [name, t] of orig) {
       expect(got[name][0]).toEqual(t.shape)
       expect(got[name][1]).toBe('torch.float32')
-      expect(got[name][2]).toBeCloseTo(toFloat32(t).reduce((a, b) => a + b, 0), 3)
+      expect(got[name][2]).toBeCloseTo(
+        toFloat32(t).reduce((a, b) => a + b, 0),
+        3,
+      )
     }
     const again = await readTorchFile(deflated)
     expect(Buffer.from(again.get('cls.predictions.bias')!.bytes)).toEqual(Buffer.from(orig.get('cls.predictions.bias')!.bytes))

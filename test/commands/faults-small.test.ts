@@ -59,7 +59,10 @@ describe('issue 13, the small items', () => {
     expect(tmpDir.code).toBe(1)
     oneLine(vocabDir, 'tokenize', /: is a directory \(EISDIR\); give the vocabulary file/)
     expect(vocabDir.code).toBe(1)
-    const squad = {version: 'v9.9', data: [{title: 't', paragraphs: [{context: 'a b', qas: [{id: '1', question: 'q', answers: [{text: 'a', answer_start: 0}]}]}]}]}
+    const squad = {
+      version: 'v9.9',
+      data: [{title: 't', paragraphs: [{context: 'a b', qas: [{id: '1', question: 'q', answers: [{text: 'a', answer_start: 0}]}]}]}],
+    }
     expect(() => parseSquad(squad, 'x.json')).toThrow(/^x\.json: "version" is "v9\.9"; span reads SQuAD v1\.1 and v2\.0 only$/)
     expect(parseSquad({...squad, version: 'v2.0'}, 'x.json').version).toBe('2.0')
   })

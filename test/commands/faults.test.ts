@@ -71,7 +71,9 @@ describe('a full disk', () => {
     expect(r.code).toBe(1)
     const lines = stderrLines(r.stderr).filter((l) => !/steps take about/.test(l)) // the 1000-step estimate is a note, not an error
     expect(lines[0]).toMatch(/^span pretrain: metrics output: no space left on device \(ENOSPC\): metrics are no longer written; training goes on/)
-    expect(lines.at(-1)).toMatch(/^span pretrain: metrics output: no space left on device \(ENOSPC\); the metrics after that point were lost; the checkpoint in .*ck-full is saved$/)
+    expect(lines.at(-1)).toMatch(
+      /^span pretrain: metrics output: no space left on device \(ENOSPC\); the metrics after that point were lost; the checkpoint in .*ck-full is saved$/,
+    )
     expect(JSON.parse(readFileSync(join(newest(out), 'trainer_state.json'), 'utf8')).step).toBe(3)
   })
 })
@@ -88,7 +90,7 @@ describe('a closed pipe under pretrain', () => {
 })
 
 describe('two runs on one --out', () => {
-  it('the second is refused in one line while the first runs; the first goes on; a dead run\'s lock is taken over', async () => {
+  it("the second is refused in one line while the first runs; the first goes on; a dead run's lock is taken over", async () => {
     const out = join(tmp, 'ck-two')
     const first = spawn('node', [bin, 'pretrain', blocks, ...TINY, '--max-steps', '100000', '--out', out], {cwd: tmp, stdio: ['ignore', 'ignore', 'pipe']})
     let firstErr = ''
@@ -97,7 +99,9 @@ describe('two runs on one --out', () => {
     const lock = join(tmp, '.ck-two.lock')
     for (let i = 0; i < 400 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50))
     const second = await sh(span(`pretrain ${blocks} ${TINY.join(' ')} --max-steps 2 --out ${out}`))
-    expect(second.stderr).toMatch(new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*\\.ck-two\\.lock\\); wait for it`))
+    expect(second.stderr).toMatch(
+      new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*\\.ck-two\\.lock\\); wait for it`),
+    )
     expect(stderrLines(second.stderr)).toHaveLength(1)
     expect(second.code).toBe(1)
     first.kill('SIGINT')
@@ -116,40 +120,68 @@ describe('two runs on one --out', () => {
 
 /** The newest checkpoint-STEP/ of a run directory. */
 function newest(run: string): string {
-  const steps = readdirSync(run).map((n) => /^checkpoint-(\d+)$/.exec(n)).filter((m) => m !== null).map((m) => Number(m[1]))
+  const steps = readdirSync(run)
+    .map((n) => /^checkpoint-(\d+)$/.exec(n))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]))
   return join(run, `checkpoint-${Math.max(...steps)}`)
 }
 
 const hasStrace = spawnSync('strace', ['-V']).status === 0
 
 describe('a kill at every rename of a checkpoint save', () => {
-  it.skipIf(!hasStrace)('--resume after each is exact (the model of an uninterrupted run) or refuses in one line', async () => {
-    const args = `${blocks} ${TINY.join(' ')} --max-steps 4 --save-every 2`
-    const whole = await sh(span(`pretrain ${args} --out ${tmp}/k-whole`))
-    expect(whole.code).toBe(0)
-    execFileSync('strace', ['-f', '-qq', '-e', 'trace=rename,renameat,renameat2', '-o', join(tmp, 'renames.txt'), 'node', bin, 'pretrain', ...args.split(' '), '--out', join(tmp, 'k-count')], {cwd: tmp, stdio: 'ignore', env: {...process.env, UV_THREADPOOL_SIZE: '1'}})
-    const renames = readFileSync(join(tmp, 'renames.txt'), 'utf8').split('\n').filter((l) => /rename/.test(l)).length
-    expect(renames).toBeGreaterThanOrEqual(2) // each save moves its checkpoint-STEP/ in as one directory
-    const runs = Array.from({length: renames}, async (_, k) => {
-      const out = `${tmp}/k-${k + 1}`
-      // strace counts a syscall per thread: one libuv thread does every rename
-      const killed = await sh(`UV_THREADPOOL_SIZE=1 strace -f -qq -o /dev/null -e inject=rename:signal=SIGKILL:when=${k + 1} ${span(`pretrain ${args} --out ${out}`)}`)
-      expect(killed.code).not.toBe(0)
-      const resumed = await sh(span(`pretrain --resume ${out}`))
-      if (resumed.code !== 0) {
-        const lines = stderrLines(resumed.stderr) // notices of the repair (a dead run's lock, its temporaries), then one error line
-        expect(lines.slice(0, -1).every((l) => /^span pretrain: (took over|removed|restored) /.test(l))).toBe(true)
-        expect(lines.at(-1)).toMatch(/^span pretrain: \S+: /)
-        return 'refused'
-      }
-      const [got, want] = [newest(out), newest(join(tmp, 'k-whole'))]
-      expect(readFileSync(join(got, 'model.safetensors')).equals(readFileSync(join(want, 'model.safetensors')))).toBe(true)
-      expect(readFileSync(join(got, 'optimizer.safetensors')).equals(readFileSync(join(want, 'optimizer.safetensors')))).toBe(true)
-      expect(readdirSync(tmp).filter((n) => n.startsWith(`.k-${k + 1}.`))).toEqual([])
-      expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]) // no temporary checkpoint directory left
-      return 'exact'
-    })
-    const outcomes = await Promise.all(runs)
-    expect(outcomes.filter((o) => o === 'exact').length).toBeGreaterThanOrEqual(renames - 1) // only a kill before the first save has nothing to resume
-  }, 180_000)
+  it.skipIf(!hasStrace)(
+    '--resume after each is exact (the model of an uninterrupted run) or refuses in one line',
+    async () => {
+      const args = `${blocks} ${TINY.join(' ')} --max-steps 4 --save-every 2`
+      const whole = await sh(span(`pretrain ${args} --out ${tmp}/k-whole`))
+      expect(whole.code).toBe(0)
+      execFileSync(
+        'strace',
+        [
+          '-f',
+          '-qq',
+          '-e',
+          'trace=rename,renameat,renameat2',
+          '-o',
+          join(tmp, 'renames.txt'),
+          'node',
+          bin,
+          'pretrain',
+          ...args.split(' '),
+          '--out',
+          join(tmp, 'k-count'),
+        ],
+        {cwd: tmp, stdio: 'ignore', env: {...process.env, UV_THREADPOOL_SIZE: '1'}},
+      )
+      const renames = readFileSync(join(tmp, 'renames.txt'), 'utf8')
+        .split('\n')
+        .filter((l) => /rename/.test(l)).length
+      expect(renames).toBeGreaterThanOrEqual(2) // each save moves its checkpoint-STEP/ in as one directory
+      const runs = Array.from({length: renames}, async (_, k) => {
+        const out = `${tmp}/k-${k + 1}`
+        // strace counts a syscall per thread: one libuv thread does every rename
+        const killed = await sh(
+          `UV_THREADPOOL_SIZE=1 strace -f -qq -o /dev/null -e inject=rename:signal=SIGKILL:when=${k + 1} ${span(`pretrain ${args} --out ${out}`)}`,
+        )
+        expect(killed.code).not.toBe(0)
+        const resumed = await sh(span(`pretrain --resume ${out}`))
+        if (resumed.code !== 0) {
+          const lines = stderrLines(resumed.stderr) // notices of the repair (a dead run's lock, its temporaries), then one error line
+          expect(lines.slice(0, -1).every((l) => /^span pretrain: (took over|removed|restored) /.test(l))).toBe(true)
+          expect(lines.at(-1)).toMatch(/^span pretrain: \S+: /)
+          return 'refused'
+        }
+        const [got, want] = [newest(out), newest(join(tmp, 'k-whole'))]
+        expect(readFileSync(join(got, 'model.safetensors')).equals(readFileSync(join(want, 'model.safetensors')))).toBe(true)
+        expect(readFileSync(join(got, 'optimizer.safetensors')).equals(readFileSync(join(want, 'optimizer.safetensors')))).toBe(true)
+        expect(readdirSync(tmp).filter((n) => n.startsWith(`.k-${k + 1}.`))).toEqual([])
+        expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([]) // no temporary checkpoint directory left
+        return 'exact'
+      })
+      const outcomes = await Promise.all(runs)
+      expect(outcomes.filter((o) => o === 'exact').length).toBeGreaterThanOrEqual(renames - 1) // only a kill before the first save has nothing to resume
+    },
+    180_000,
+  )
 })

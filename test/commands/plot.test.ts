@@ -60,7 +60,7 @@ describe('span plot (in-process)', () => {
     expect(existsSync(svg)).toBe(false)
   })
 
-  it('refuses a file that is not a training run\'s metrics', async () => {
+  it("refuses a file that is not a training run's metrics", async () => {
     const blocks = join(tmp, 'blocks.ndjson')
     writeFileSync(blocks, '{"span":"header","kind":"blocks"}\n{"doc":0,"ids":[2,5,3]}\n')
     const {stderr} = await run(['plot', blocks])

@@ -30,7 +30,10 @@ async function saveModel(task: GlueTaskName, out: string): Promise<void> {
   const head: HeadConfig = {num_labels: t.labels ? t.labels.length : 1, labels: t.labels ? [...t.labels] : [], finetuning_task: task, span_ft: null}
   const model = BertForSequenceClassification.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 2)
   const config = {task, out, cased: fixtureVocab.cased, 'max-len': 24, dict: null} as unknown as GlueFinetuneConfig
-  await writeFilesAtomically(out, await glueCheckpointFiles({config, task: t, model, padId: 0, vocabPath: fixtureVocab.info.path, train: [], dev: null}, {epoch: 1}))
+  await writeFilesAtomically(
+    out,
+    await glueCheckpointFiles({config, task: t, model, padId: 0, vocabPath: fixtureVocab.info.path, train: [], dev: null}, {epoch: 1}),
+  )
   model.dispose()
 }
 

@@ -34,11 +34,31 @@ describe.skipIf(!existsSync(DATA))('SQuAD 2.0: the tuned null threshold (needs .
     model.dispose()
   })
 
-  it('predict with the stored best_f1_thresh reproduces eval --na-prob\'s best_f1', () => {
+  it("predict with the stored best_f1_thresh reproduces eval --na-prob's best_f1", () => {
     const out = join(tmp, 'run')
-    const ft = span(['finetune', 'squad', '--init', ckpt, '--train', DATA, '--dev', DATA, '--out', out, '--epochs', '1', '--max-train-examples', '32', ...windows])
+    const ft = span([
+      'finetune',
+      'squad',
+      '--init',
+      ckpt,
+      '--train',
+      DATA,
+      '--dev',
+      DATA,
+      '--out',
+      out,
+      '--epochs',
+      '1',
+      '--max-train-examples',
+      '32',
+      ...windows,
+    ])
     expect(ft.code, ft.stderr).toBe(0)
-    const dev = ft.stdout.trimEnd().split('\n').map((l) => JSON.parse(l)).find((r) => r.split === 'dev')
+    const dev = ft.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .find((r) => r.split === 'dev')
     expect(Object.keys(dev)).toEqual(expect.arrayContaining(['exact', 'f1', 'best_f1', 'best_f1_thresh', 'HasAns_f1', 'NoAns_f1']))
     const saved = JSON.parse(readFileSync(join(out, 'best', 'finetune_config.json'), 'utf8'))
     expect(saved.dev_scores.best_f1_thresh).toBe(dev.best_f1_thresh)

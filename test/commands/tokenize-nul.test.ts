@@ -17,7 +17,10 @@ const span = (args: string[]) => spawnSync('node', [bin, ...args], {cwd: root, e
 
 /** The corpus's first lines with NULs (alone, in runs, inside words, whole lines of them), U+FFFD and controls. */
 function adversarialText(): string[] {
-  const lines = readFileSync(join(root, 'fixtures', 'corpus.txt'), 'utf8').split('\n').filter((l) => l.trim() !== '').slice(0, 200)
+  const lines = readFileSync(join(root, 'fixtures', 'corpus.txt'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(0, 200)
   let x = 12345
   const rand = (n: number) => {
     x ^= x << 13
@@ -47,7 +50,12 @@ describe('span tokenize: NUL bytes', () => {
     const r = span(['tokenize', file])
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
-    const got = r.stdout.trimEnd().split('\n').slice(1).map((l) => (JSON.parse(l) as {ids: number[]}).ids).filter((ids) => ids.length > 0)
+    const got = r.stdout
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((l) => (JSON.parse(l) as {ids: number[]}).ids)
+      .filter((ids) => ids.length > 0)
     const ref = await oracle(DEFAULT_VOCAB, !loadVocab(DEFAULT_VOCAB).cased)
     const want = (await ref.ids(lines)).filter((ids) => ids.length > 0)
     const mismatches = want.filter((ids, i) => ids.join(',') !== (got[i] ?? []).join(','))
@@ -62,7 +70,9 @@ describe('span tokenize: NUL bytes', () => {
     const blob = join(tmp, 'blob.bin')
     writeFileSync(blob, bytes)
     const refused = span(['tokenize', blob])
-    expect(refused.stderr).toMatch(/^span tokenize: .*blob\.bin:1: binary input \(\d+ NUL and \d+ malformed UTF-8 bytes in the first 4096\); --binary text reads it as text anyway\n$/)
+    expect(refused.stderr).toMatch(
+      /^span tokenize: .*blob\.bin:1: binary input \(\d+ NUL and \d+ malformed UTF-8 bytes in the first 4096\); --binary text reads it as text anyway\n$/,
+    )
     expect(refused.status).toBe(1)
     expect(span(['tokenize', blob, '--binary', 'text']).status).toBe(0)
     const utf16 = join(tmp, 'utf16.txt')

@@ -87,7 +87,9 @@ describe.skipIf(!hasCc)('tools/check-cuda-abi.sh', () => {
   })
 
   it('fails to compile, naming the function, when a prototype differs', () => {
-    const r = check((h) => h.replace('CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);', 'CUresult cuDeviceTotalMem_v2(unsigned int *bytes, CUdevice dev);'))
+    const r = check((h) =>
+      h.replace('CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);', 'CUresult cuDeviceTotalMem_v2(unsigned int *bytes, CUdevice dev);'),
+    )
     expect(r.status).toBe(1)
     expect(r.stderr).toContain('the prototype of cuDeviceTotalMem_v2 differs from the header')
   })

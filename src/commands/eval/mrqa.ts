@@ -14,7 +14,7 @@ prints last.`
   static override flags = {
     data: Flags.string({description: 'MRQA data (.jsonl or .jsonl.gz)', required: true}),
     pred: Flags.string({description: 'predictions: {"qid": "answer text"}', required: true}),
-    'skip-no-answer': Flags.boolean({description: 'leave unanswered questions out of the total (the script\'s --skip-no-answer)', default: false}),
+    'skip-no-answer': Flags.boolean({description: "leave unanswered questions out of the total (the script's --skip-no-answer)", default: false}),
     json: Flags.boolean({description: 'print {"exact_match", "f1"} as the official script does', default: false}),
   }
 
@@ -22,8 +22,13 @@ prints last.`
     const {flags} = await this.parse(EvalMrqa)
     const {result, missing, unknown} = evaluateMrqaFiles(flags.data, flags.pred, flags['skip-no-answer'])
     const warn = (m: string) => process.stderr.write(`span eval mrqa: warning: ${m}\n`)
-    if (missing.length > 0) warn(describeIds(missing, flags['skip-no-answer'] ? 'questions without a prediction, skipped' : 'questions without a prediction, counted as wrong'))
+    if (missing.length > 0)
+      warn(describeIds(missing, flags['skip-no-answer'] ? 'questions without a prediction, skipped' : 'questions without a prediction, counted as wrong'))
     if (unknown.length > 0) warn(describeIds(unknown, 'predictions for ids not in the data, ignored'))
-    process.stdout.write(flags.json ? formatV1Json(result) : `MRQA  exact match ${result.exact_match.toFixed(2).padStart(7)}\n      F1          ${result.f1.toFixed(2).padStart(7)}\n`)
+    process.stdout.write(
+      flags.json
+        ? formatV1Json(result)
+        : `MRQA  exact match ${result.exact_match.toFixed(2).padStart(7)}\n      F1          ${result.f1.toFixed(2).padStart(7)}\n`,
+    )
   }
 }

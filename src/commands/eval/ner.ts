@@ -12,10 +12,7 @@ type) and its counting of -DOCSTART- lines as tokens. --pred is one of:
   the gold file's layout with the predicted tag last (what span predict ner writes),
   token PRED lines aligned with the gold file.
 Without --json, conlleval's own table; --json gives percentages as conlleval computes them.`
-  static override examples = [
-    'span eval ner --gold eng.testa --pred testa.pred',
-    'span eval ner --pred conlleval-input.txt --json',
-  ]
+  static override examples = ['span eval ner --gold eng.testa --pred testa.pred', 'span eval ner --pred conlleval-input.txt --json']
   static override flags = {
     gold: Flags.string({description: 'gold CoNLL file (token ... TAG); omit when --pred has GOLD PRED columns'}),
     pred: Flags.string({description: 'predictions (see above)', required: true}),
@@ -28,7 +25,17 @@ Without --json, conlleval's own table; --json gives percentages as conlleval com
     if (!flags.json) return void process.stdout.write(conllTable(counts))
     const s = conllScores(counts)
     const perType = Object.fromEntries(Object.entries(s.per_type).map(([t, v]) => [t, {precision: v.precision, recall: v.recall, f1: v.f1}]))
-    const out = {precision: s.precision, recall: s.recall, f1: s.f1, accuracy: s.accuracy, per_type: perType, tokens: counts.tokens, phrases: counts.foundCorrect, found: counts.foundGuessed, correct: counts.correctChunk}
+    const out = {
+      precision: s.precision,
+      recall: s.recall,
+      f1: s.f1,
+      accuracy: s.accuracy,
+      per_type: perType,
+      tokens: counts.tokens,
+      phrases: counts.foundCorrect,
+      found: counts.foundGuessed,
+      correct: counts.correctChunk,
+    }
     process.stdout.write(JSON.stringify(out) + '\n')
   }
 }

@@ -19,7 +19,12 @@ one choice number per line, in order (what span predict swag writes).`
     const examples = readSwagFile(flags.gold, {requireLabel: true})
     const n = Math.max(...examples.map((e) => e.endings.length))
     const choices = Array.from({length: n}, (_, i) => String(i))
-    const a = accuracyOfFile(examples.map((e) => String(e.label)), flags.pred, choices, flags.gold)
+    const a = accuracyOfFile(
+      examples.map((e) => String(e.label)),
+      flags.pred,
+      choices,
+      flags.gold,
+    )
     process.stdout.write(flags.json ? JSON.stringify(a) + '\n' : accuracyTable('SWAG', a))
   }
 }

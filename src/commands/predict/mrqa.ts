@@ -18,7 +18,9 @@ export default class PredictMrqa extends SpanCommand {
   static override description = `Windows as the model was fine-tuned (--max-len, --doc-stride, --max-query-len from its finetune_config.json),
 SQuAD v1.1 decoding (always an answer). -o names the folder that receives predictions.json (written whole, then
 renamed), the file span eval mrqa and mrqa_official_eval.py read.`
-  static override examples = ['span predict mrqa --model mrqa-run --data SQuAD.jsonl.gz -o out && span eval mrqa --data SQuAD.jsonl.gz --pred out/predictions.json']
+  static override examples = [
+    'span predict mrqa --model mrqa-run --data SQuAD.jsonl.gz -o out && span eval mrqa --data SQuAD.jsonl.gz --pred out/predictions.json',
+  ]
   static override flags = {
     ...predictFlags('mrqa', 'window'),
     output: Flags.string({char: 'o', description: 'folder for predictions.json', default: '.'}),

@@ -18,7 +18,7 @@ reads beside the gold file. A file output appears only when complete.`
   static override examples = ['span predict ner --model ner-run --data eng.testa -o testa.pred && span eval ner --gold eng.testa --pred testa.pred']
   static override flags = {
     ...predictFlags('ner', 'window'),
-    scheme: Flags.string({description: 'tag scheme of the output (default: the training file\'s)', options: ['iob1', 'iob2']}),
+    scheme: Flags.string({description: "tag scheme of the output (default: the training file's)", options: ['iob1', 'iob2']}),
     output: Flags.string({char: 'o', description: 'output file, - for stdout', default: '-'}),
   }
 

@@ -28,7 +28,15 @@ export default class PredictSwag extends SpanCommand {
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const units = swagUnits(readSwagFile(flags.data, {requireLabel: false}), new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), maxLen)
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const model = await classifierFor(dir, undefined, {num_labels: 1, labels: [], finetuning_task: 'swag', span_ft: null}, vocab.tokens.length, maxLen, 0, () => {})
+    const model = await classifierFor(
+      dir,
+      undefined,
+      {num_labels: 1, labels: [], finetuning_task: 'swag', span_ft: null},
+      vocab.tokens.length,
+      maxLen,
+      0,
+      () => {},
+    )
     try {
       const pred = await predictChoices(model, units, flags['batch-size'], vocab.special.pad)
       await this.withOutput(flags.output, (w) => w.raw(pred.map((k) => `${k}\n`).join('')))

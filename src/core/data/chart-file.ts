@@ -10,13 +10,23 @@ import {SpanError} from '../stream/errors.js'
 
 function fsReason(err: unknown): string {
   const code = (err as {code?: string}).code
-  const reasons: Record<string, string> = {EACCES: 'permission denied', EPERM: 'permission denied', ENOENT: 'no such directory', ENOTDIR: 'not a directory', EISDIR: 'is a directory', EROFS: 'read-only file system'}
+  const reasons: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    ENOENT: 'no such directory',
+    ENOTDIR: 'not a directory',
+    EISDIR: 'is a directory',
+    EROFS: 'read-only file system',
+  }
   return (code && reasons[code]) ?? (err as Error).message
 }
 
 /** Fails before any input is read when the chart could not be written. */
 export async function checkChartPath(path: string, flag = '--svg'): Promise<void> {
-  const isDir = await stat(path).then((s) => s.isDirectory(), () => false)
+  const isDir = await stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
   if (isDir) throw new SpanError(`${flag} ${path}: is a directory`)
   const parent = dirname(resolve(path))
   try {

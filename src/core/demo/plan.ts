@@ -15,10 +15,19 @@ export const SQUAD_DEV = join(FIXTURES, 'squad-demo', 'dev.json')
 export function demoFiles(dir: string) {
   const at = (name: string) => join(dir, name)
   return {
-    dir, masked: at('train.ndjson'), spanSvg: at('span-lengths.svg'),
-    pretrainTrain: at('pretrain-train.ndjson'), pretrainEval: at('pretrain-eval.ndjson'), model: at('model'),
-    pretrainMetrics: at('pretrain-metrics.ndjson'), pretrainSvg: at('pretrain-curves.svg'),
-    qaModel: at('squad-model'), qaPred: at('squad-pred'), squadMetrics: at('squad-metrics.ndjson'), squadSvg: at('squad-curves.svg'), squadEval: at('squad-eval.json'),
+    dir,
+    masked: at('train.ndjson'),
+    spanSvg: at('span-lengths.svg'),
+    pretrainTrain: at('pretrain-train.ndjson'),
+    pretrainEval: at('pretrain-eval.ndjson'),
+    model: at('model'),
+    pretrainMetrics: at('pretrain-metrics.ndjson'),
+    pretrainSvg: at('pretrain-curves.svg'),
+    qaModel: at('squad-model'),
+    qaPred: at('squad-pred'),
+    squadMetrics: at('squad-metrics.ndjson'),
+    squadSvg: at('squad-curves.svg'),
+    squadEval: at('squad-eval.json'),
   }
 }
 export type DemoFiles = ReturnType<typeof demoFiles>
@@ -50,15 +59,63 @@ export async function splitHeldOut(f: DemoFiles): Promise<void> {
 /** span pretrain of the tiny model, logging and evaluating four times. */
 export function pretrainStage(f: DemoFiles, o: DemoOptions): Stage {
   const every = String(Math.max(1, Math.round(o.steps / 4)))
-  return ['pretrain', f.pretrainTrain, '--preset', 'tiny', '--backend', o.backend, '--max-steps', String(o.steps), '--batch-size', '8',
-    '--lr', '1e-3', '--warmup', String(Math.ceil(o.steps / 10)), '--log-every', every, '--eval', f.pretrainEval, '--eval-every', every, '--out', f.model]
+  return [
+    'pretrain',
+    f.pretrainTrain,
+    '--preset',
+    'tiny',
+    '--backend',
+    o.backend,
+    '--max-steps',
+    String(o.steps),
+    '--batch-size',
+    '8',
+    '--lr',
+    '1e-3',
+    '--warmup',
+    String(Math.ceil(o.steps / 10)),
+    '--log-every',
+    every,
+    '--eval',
+    f.pretrainEval,
+    '--eval-every',
+    every,
+    '--out',
+    f.model,
+  ]
 }
 
 /** Fine-tune for extractive QA on the embedded questions, predict the held-out ones, score them. */
 export function squadStages(f: DemoFiles, o: DemoOptions): {finetune: Stage; predict: Stage; evaluate: Stage} {
   return {
-    finetune: ['finetune', 'squad', '--init', f.model, '--train', SQUAD_TRAIN, '--dev', SQUAD_DEV, '--out', f.qaModel, '--backend', o.backend,
-      '--max-len', '128', '--doc-stride', '64', '--max-query-len', '32', '--epochs', String(o.epochs), '--batch-size', '16', '--lr', '1e-3', '--log-every', '10'],
+    finetune: [
+      'finetune',
+      'squad',
+      '--init',
+      f.model,
+      '--train',
+      SQUAD_TRAIN,
+      '--dev',
+      SQUAD_DEV,
+      '--out',
+      f.qaModel,
+      '--backend',
+      o.backend,
+      '--max-len',
+      '128',
+      '--doc-stride',
+      '64',
+      '--max-query-len',
+      '32',
+      '--epochs',
+      String(o.epochs),
+      '--batch-size',
+      '16',
+      '--lr',
+      '1e-3',
+      '--log-every',
+      '10',
+    ],
     predict: ['predict', 'squad', '--model', f.qaModel, '--data', SQUAD_DEV, '-o', f.qaPred, '--backend', o.backend],
     evaluate: ['eval', 'squad', '--data', SQUAD_DEV, '--pred', join(f.qaPred, 'predictions.json'), '--json'],
   }

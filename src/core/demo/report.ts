@@ -37,12 +37,21 @@ export function pretrainRow(c: Curves, preset: string, seconds: number): DemoRow
 
 /** The SQuAD row: epochs and steps of fine-tuning, then the dev set's exact match and F1 as `span eval squad` scored them. */
 export function squadRow(c: Curves, epochs: number, scores: {exact_match: number; f1: number}, seconds: number): DemoRow {
-  return {stage: 'SQuAD fine-tuning', what: `${epochs} epoch${epochs === 1 ? '' : 's'}, ${c.steps[1]} steps`, result: `dev EM ${scores.exact_match.toFixed(2)}, F1 ${scores.f1.toFixed(2)}`, seconds}
+  return {
+    stage: 'SQuAD fine-tuning',
+    what: `${epochs} epoch${epochs === 1 ? '' : 's'}, ${c.steps[1]} steps`,
+    result: `dev EM ${scores.exact_match.toFixed(2)}, F1 ${scores.f1.toFixed(2)}`,
+    seconds,
+  }
 }
 
 /** The results table: one row a stage, then the whole demo's time. */
 export function resultsTable(rows: DemoRow[], totalSeconds: number): string[] {
-  const all = [{stage: 'stage', what: 'run', result: 'result', time: 'time'}, ...rows.map((r) => ({...r, time: duration(r.seconds)})), {stage: 'whole demo', what: '', result: '', time: duration(totalSeconds)}]
+  const all = [
+    {stage: 'stage', what: 'run', result: 'result', time: 'time'},
+    ...rows.map((r) => ({...r, time: duration(r.seconds)})),
+    {stage: 'whole demo', what: '', result: '', time: duration(totalSeconds)},
+  ]
   const w = (k: 'stage' | 'what' | 'result') => Math.max(...all.map((r) => r[k].length))
   const [ws, ww, wr] = [w('stage'), w('what'), w('result')]
   return all.map((r) => `  ${r.stage.padEnd(ws)}   ${r.what.padEnd(ww)}   ${r.result.padEnd(wr)}   ${r.time}`.trimEnd())
@@ -51,9 +60,5 @@ export function resultsTable(rows: DemoRow[], totalSeconds: number): string[] {
 /** The curves of one run under a heading naming its metrics file and chart. */
 export function curvesSection(title: string, c: Curves, files: {metrics: string; svg: string}, color: boolean): string[] {
   const width = 56
-  return [
-    '',
-    `${title}  (${files.metrics}; drawn to ${files.svg})`,
-    ...curvesChart(c, {width, height: 10}, seriesPaint(color)),
-  ]
+  return ['', `${title}  (${files.metrics}; drawn to ${files.svg})`, ...curvesChart(c, {width, height: 10}, seriesPaint(color))]
 }

@@ -26,7 +26,11 @@ const geluOf = (z: tf.Tensor): tf.Tensor => z.mul(tf.erf(z.mul(Math.SQRT1_2)).ad
 
 /** d gelu / dz = Φ(z) + z·φ(z). */
 const geluDerivative = (z: tf.Tensor): tf.Tensor =>
-  tf.erf(z.mul(Math.SQRT1_2)).add(1).mul(0.5).add(z.mul(tf.exp(z.square().mul(-0.5))).mul(1 / Math.sqrt(2 * Math.PI)))
+  tf
+    .erf(z.mul(Math.SQRT1_2))
+    .add(1)
+    .mul(0.5)
+    .add(z.mul(tf.exp(z.square().mul(-0.5))).mul(1 / Math.sqrt(2 * Math.PI)))
 
 /** [y, z]: z = x·Wᵀ + b [N, out], y = act(z); z kept only for GeLU (else [0]). */
 const linear: CompositeKernel = ({inputs, attrs}) =>
@@ -85,7 +89,10 @@ const crossEntropyGrad: CompositeKernel = ({inputs}) =>
     const logits = T(inputs.logits) // [N, C]
     const C = logits.shape[1]!
     const onehot = tf.equal(tf.range(0, C, 1, 'int32').expandDims(0), T(inputs.labels).expandDims(1)).toFloat() // [N, C]
-    return tf.exp(logits.sub(T(inputs.lse).expandDims(1))).sub(onehot).mul(T(inputs.dy))
+    return tf
+      .exp(logits.sub(T(inputs.lse).expandDims(1)))
+      .sub(onehot)
+      .mul(T(inputs.dy))
   })
 
 /** Per-head views of [B, T, H] tensors, and the attention's sizes and dropout. */
@@ -108,7 +115,10 @@ const attention: CompositeKernel = ({inputs, attrs}) =>
     const q = split(T(inputs.q), [0, 2, 1, 3]) // [B, A, T, d]
     const kT = split(T(inputs.k), [0, 2, 3, 1]) // [B, A, d, T]
     const v = split(T(inputs.v), [0, 2, 1, 3]) // [B, A, T, d]
-    const scores = tf.matMul(q, kT).mul(scale).add(T(inputs.mask).reshape([B, 1, 1, Tn])) // [B, A, T, T]
+    const scores = tf
+      .matMul(q, kT)
+      .mul(scale)
+      .add(T(inputs.mask).reshape([B, 1, 1, Tn])) // [B, A, T, T]
     const probs = tf.softmax(scores, -1)
     return [merge(tf.matMul(drop(probs), v)), probs]
   })
@@ -127,8 +137,7 @@ const attentionGrad: CompositeKernel = ({inputs, attrs}) =>
   })
 
 /** tf.dropout(x, rate, seed): the same masks the model drew before the kernels existed. */
-const dropout: CompositeKernel = ({inputs, attrs}) =>
-  tf.tidy(() => tf.dropout(T(inputs.x), Number(attrs?.rate), undefined, Number(attrs?.seed)).clone())
+const dropout: CompositeKernel = ({inputs, attrs}) => tf.tidy(() => tf.dropout(T(inputs.x), Number(attrs?.rate), undefined, Number(attrs?.seed)).clone())
 
 /** Σ x² over every input. */
 const sumSquares: CompositeKernel = ({inputs}) =>

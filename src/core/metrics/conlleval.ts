@@ -114,7 +114,10 @@ function step(s: State, features: string[]): void {
 
 /** Thrown for the script's own input errors (it prints a message and exits 1). */
 export class ConllFormatError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -124,14 +127,24 @@ export class ConllFormatError extends Error {
  * fields as the first non-empty one, and at least two.
  */
 export function conllCount(rows: Iterable<string[]>): ConllCounts {
-  const s: State = {c: {tokens: 0, correctTags: 0, foundCorrect: 0, foundGuessed: 0, correctChunk: 0, types: new Map()}, inCorrect: false, lastCorrect: 'O', lastGuessed: 'O', lastCorrectType: '', lastGuessedType: ''}
+  const s: State = {
+    c: {tokens: 0, correctTags: 0, foundCorrect: 0, foundGuessed: 0, correctChunk: 0, types: new Map()},
+    inCorrect: false,
+    lastCorrect: 'O',
+    lastGuessed: 'O',
+    lastCorrectType: '',
+    lastGuessedType: '',
+  }
   let nFeatures = -1
   let lineNo = 0
   for (const features of rows) {
     lineNo++
-    if (nFeatures < 0) nFeatures = features.length - 1 // $#features: an empty first line sets nothing
-    else if (nFeatures !== features.length - 1 && features.length !== 0) throw new ConllFormatError(lineNo, `unexpected number of features: ${features.length} (${nFeatures + 1})`)
-    if (features.length > 0 && features[0] !== BOUNDARY && features.length < 2) throw new ConllFormatError(lineNo, `unexpected number of features in line ${features.join(' ')}`)
+    if (nFeatures < 0)
+      nFeatures = features.length - 1 // $#features: an empty first line sets nothing
+    else if (nFeatures !== features.length - 1 && features.length !== 0)
+      throw new ConllFormatError(lineNo, `unexpected number of features: ${features.length} (${nFeatures + 1})`)
+    if (features.length > 0 && features[0] !== BOUNDARY && features.length < 2)
+      throw new ConllFormatError(lineNo, `unexpected number of features in line ${features.join(' ')}`)
     step(s, features)
   }
   if (s.inCorrect) {
@@ -179,10 +192,13 @@ export function conllScores(c: ConllCounts): ConllScores {
 export function conllTable(c: ConllCounts): string {
   const s = conllScores(c)
   const out = [`processed ${c.tokens} tokens with ${c.foundCorrect} phrases; found: ${c.foundGuessed} phrases; correct: ${c.correctChunk}.\n`]
-  if (c.tokens > 0) out.push(`accuracy: ${cPercent(s.accuracy)}%; precision: ${cPercent(s.precision)}%; recall: ${cPercent(s.recall)}%; FB1: ${cPercent(s.f1)}\n`)
+  if (c.tokens > 0)
+    out.push(`accuracy: ${cPercent(s.accuracy)}%; precision: ${cPercent(s.precision)}%; recall: ${cPercent(s.recall)}%; FB1: ${cPercent(s.f1)}\n`)
   for (const t of sortedTypes(c)) {
     const v = s.per_type[t]
-    out.push(`${' '.repeat(Math.max(0, 17 - Buffer.byteLength(t)))}${t}: precision: ${cPercent(v.precision)}%; recall: ${cPercent(v.recall)}%; FB1: ${cPercent(v.f1)}  ${v.found}\n`)
+    out.push(
+      `${' '.repeat(Math.max(0, 17 - Buffer.byteLength(t)))}${t}: precision: ${cPercent(v.precision)}%; recall: ${cPercent(v.recall)}%; FB1: ${cPercent(v.f1)}  ${v.found}\n`,
+    )
   }
   return out.join('')
 }

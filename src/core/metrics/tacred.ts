@@ -29,7 +29,8 @@ const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b
 
 /** The counting loop of `score`: gold and prediction lists of equal length. */
 export function relationCounts(gold: string[], pred: string[], negative = 'no_relation'): RelationCounts {
-  if (gold.length !== pred.length) throw new Error(`Gold and prediction file must have same number of elements: ${gold.length} in gold vs ${pred.length} in prediction`)
+  if (gold.length !== pred.length)
+    throw new Error(`Gold and prediction file must have same number of elements: ${gold.length} in gold vs ${pred.length} in prediction`)
   const c: RelationCounts = {correct: new Map(), guessed: new Map(), gold: new Map()}
   for (let i = 0; i < gold.length; i++) {
     const g = gold[i]
@@ -82,5 +83,13 @@ export function relationTable(r: RelationReport): string {
     const v = r.per_relation[n]
     return `${n}${' '.repeat(width - [...n].length)}  P: ${pad(v.precision)}${pyPercent(v.precision, 2)}  R: ${pad(v.recall)}${pyPercent(v.recall, 2)}  F1: ${pad(v.f1)}${pyPercent(v.f1, 2)}  #: ${v.gold}\n`
   })
-  return ['Per-relation statistics:\n', ...rows, '\n', 'Final Score:\n', `Precision (micro): ${pyPercent(r.precision, 3)}\n`, `   Recall (micro): ${pyPercent(r.recall, 3)}\n`, `       F1 (micro): ${pyPercent(r.f1, 3)}\n`].join('')
+  return [
+    'Per-relation statistics:\n',
+    ...rows,
+    '\n',
+    'Final Score:\n',
+    `Precision (micro): ${pyPercent(r.precision, 3)}\n`,
+    `   Recall (micro): ${pyPercent(r.recall, 3)}\n`,
+    `       F1 (micro): ${pyPercent(r.f1, 3)}\n`,
+  ].join('')
 }

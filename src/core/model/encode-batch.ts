@@ -36,9 +36,14 @@ export function toEncodeItem(rec: Rec, input: StageInput, c: BertConfig, special
   const given = ids.length
   if (!isBlock) ids = [special.cls, ...ids, special.sep]
   if (ids.length > c.max_position_embeddings) {
-    throw errorAt(input.source, rec.line, `a sequence of ${ids.length} tokens is longer than the model's ${c.max_position_embeddings} positions (max_position_embeddings)`)
+    throw errorAt(
+      input.source,
+      rec.line,
+      `a sequence of ${ids.length} tokens is longer than the model's ${c.max_position_embeddings} positions (max_position_embeddings)`,
+    )
   }
-  const segments = isBlock && Array.isArray(v.segments) ? checkIds(v.segments, 'segments', c.type_vocab_size, input.source, rec.line) : new Array<number>(ids.length).fill(0)
+  const segments =
+    isBlock && Array.isArray(v.segments) ? checkIds(v.segments, 'segments', c.type_vocab_size, input.source, rec.line) : new Array<number>(ids.length).fill(0)
   if (segments.length !== ids.length) throw errorAt(input.source, rec.line, 'field "segments" must have one entry per id')
   const item: EncodeItem = Number.isInteger(v.doc) ? {ids, segments, doc: v.doc as number} : {ids, segments}
   if (wantSpans) item.spans = checkSpans(v.spans, given, isBlock ? 0 : 1, input.source, rec.line)
@@ -62,11 +67,13 @@ export async function encodeBatch(model: SpanBertForPreTraining, items: EncodeIt
   const ids = new Int32Array(B * T).fill(padId)
   const seg = new Int32Array(B * T)
   const mask = new Float32Array(B * T)
-  items.forEach((it, b) => it.ids.forEach((id, t) => {
-    ids[b * T + t] = id
-    seg[b * T + t] = it.segments[t]
-    mask[b * T + t] = 1
-  }))
+  items.forEach((it, b) =>
+    it.ids.forEach((id, t) => {
+      ids[b * T + t] = id
+      seg[b * T + t] = it.segments[t]
+      mask[b * T + t] = 1
+    }),
+  )
   const poolHere = o.pool !== 'none' && !o.spanPool
   const out = tf.tidy(() => {
     const m = tf.tensor2d(mask, [B, T]) // [B, T]

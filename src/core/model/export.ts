@@ -20,9 +20,10 @@ export async function exportCheckpoint(dir: string, out: string, format: ExportF
   const {tensors} = await readWeights(dir)
   if (tensors.size === 0) throw new SpanError(`${dir}: the checkpoint holds no tensors`)
   const list = [...tensors]
-  const weights: CheckpointFile = format === 'pytorch'
-    ? {name: TORCH_WEIGHTS_FILE, write: (p) => writeTorchFile(p, list)}
-    : {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, list, {format: 'pt'})}
+  const weights: CheckpointFile =
+    format === 'pytorch'
+      ? {name: TORCH_WEIGHTS_FILE, write: (p) => writeTorchFile(p, list)}
+      : {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, list, {format: 'pt'})}
   await writeFilesAtomically(out, [
     {name: CONFIG_FILE, write: (p) => copyFile(join(dir, CONFIG_FILE), p)},
     weights,

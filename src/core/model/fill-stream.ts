@@ -39,7 +39,11 @@ export function fillText(model: SpanBertForPreTraining, tok: WordPieceTokenizer,
     return q.runs.map((r) => {
       const fills = beamSearch(lp, V, row, r.len, o.k, Math.max(o.beam, o.k), bannedIds(special))
       row += r.len
-      return {start: r.start, end: r.end, fills: fills.map((f: Filling) => ({text: detokenize(f.ids.map((id) => tok.vocab.tokens[id])), score: round(f.score)}))}
+      return {
+        start: r.start,
+        end: r.end,
+        fills: fills.map((f: Filling) => ({text: detokenize(f.ids.map((id) => tok.vocab.tokens[id])), score: round(f.score)})),
+      }
     })
   } catch (err) {
     if (err instanceof SpanError) throw errorAt(source, line, err.message)

@@ -50,7 +50,7 @@ export function parseMasks(text: string, tok: WordPieceTokenizer, special: Speci
 /** The heads a fill needs: their parameter prefixes. */
 export function neededHeads(head: FillHead): {prefix: string; what: string}[] {
   const mlm = {prefix: 'cls.predictions.', what: 'MLM head (cls.predictions.*)'}
-  const sbo = {prefix: `${SboHead.prefix}.`, what: 'span boundary head (cls.pair_target_predictions.*, SpanBERT\'s SBO)'}
+  const sbo = {prefix: `${SboHead.prefix}.`, what: "span boundary head (cls.pair_target_predictions.*, SpanBERT's SBO)"}
   return head === 'mlm' ? [mlm] : head === 'sbo' ? [sbo] : [mlm, sbo]
 }
 

@@ -17,12 +17,17 @@ export function checkModelFits(c: BertConfig, what = 'the model'): void {
   let total = 0
   for (const spec of SpanBertForPreTraining.specs(c)) {
     const n = spec.shape.reduce((a, b) => a * b, 1)
-    if (n > MAX_TENSOR) throw new SpanError(`${what}: "${spec.name}" would have ${n.toExponential(2)} elements (shape ${spec.shape.join('×')}), more than one tensor can hold; choose a smaller model`)
+    if (n > MAX_TENSOR)
+      throw new SpanError(
+        `${what}: "${spec.name}" would have ${n.toExponential(2)} elements (shape ${spec.shape.join('×')}), more than one tensor can hold; choose a smaller model`,
+      )
     total += n
   }
   const need = total * 4 * COPIES
   if (need > totalmem()) {
     const gb = (b: number) => (b / 2 ** 30).toFixed(1)
-    throw new SpanError(`${what}: ${total.toExponential(2)} parameters need about ${gb(need)} GB for weights, gradients and AdamW moments; this machine has ${gb(totalmem())} GB`)
+    throw new SpanError(
+      `${what}: ${total.toExponential(2)} parameters need about ${gb(need)} GB for weights, gradients and AdamW moments; this machine has ${gb(totalmem())} GB`,
+    )
   }
 }

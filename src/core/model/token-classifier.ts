@@ -35,7 +35,13 @@ export class BertForTokenClassification {
   }
 
   /** From checkpoint tensors (a pre-trained encoder: the classifier starts afresh). */
-  static fromTensors(c: BertConfig, h: HeadConfig, raw: Map<string, HostTensor>, source: string, seed: number): {model: BertForTokenClassification; initialised: string[]} {
+  static fromTensors(
+    c: BertConfig,
+    h: HeadConfig,
+    raw: Map<string, HostTensor>,
+    source: string,
+    seed: number,
+  ): {model: BertForTokenClassification; initialised: string[]} {
     const fits = (spec: ParamSpec, t: HostTensor) => t.shape.length === spec.shape.length && t.shape.every((d, i) => d === spec.shape[i])
     const {params, initialised} = paramsFromTensors(BertForTokenClassification.specs(c, h.num_labels), raw, source, seed, c.initializer_range, fits)
     return {model: new BertForTokenClassification(c, h, params), initialised}
@@ -43,7 +49,11 @@ export class BertForTokenClassification {
 
   readonly encoder: BertEncoder
 
-  constructor(readonly config: BertConfig, readonly head: HeadConfig, readonly params: ParamStore) {
+  constructor(
+    readonly config: BertConfig,
+    readonly head: HeadConfig,
+    readonly params: ParamStore,
+  ) {
     this.encoder = new BertEncoder(params, config)
   }
 

@@ -14,9 +14,10 @@ export function resolveVocab(dir: string, vocabFlag: string | undefined, vocabSi
   const path = vocabFlag ?? join(dir, 'vocab.txt')
   if (!existsSync(path)) {
     if (vocabFlag) throw new SpanError(`--vocab: ${vocabFlag}: no such file`, 2)
-    const hint = vocabSize === CASED_SIZE
-      ? ` (vocab_size 28996 is BERT's cased vocabulary, as SpanBERT's README says: pass bert-base-cased's vocab.txt)`
-      : ` (a vocabulary of ${vocabSize} entries)`
+    const hint =
+      vocabSize === CASED_SIZE
+        ? ` (vocab_size 28996 is BERT's cased vocabulary, as SpanBERT's README says: pass bert-base-cased's vocab.txt)`
+        : ` (a vocabulary of ${vocabSize} entries)`
     throw new SpanError(`${dir}: no vocab.txt; give the model's vocabulary with --vocab FILE${hint}`, 2)
   }
   const lines = readFileSync(path, 'utf-8').split('\n')

@@ -14,7 +14,11 @@ export interface Weights {
   source: string
 }
 
-const exists = (p: string): Promise<boolean> => stat(p).then((s) => s.isFile(), () => false)
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  )
 
 /** A checkpoint directory's tensors, from model.safetensors, pytorch_model.bin or their sharded forms. */
 export async function readWeights(dir: string): Promise<Weights> {

@@ -57,7 +57,11 @@ export class CurveBuilder {
     if (typeof split !== 'string') throw errorAt(this.source, line, `"split" must be a string, got ${JSON.stringify(split)}`)
     const step = rec.step
     if (typeof step !== 'number' || !Number.isInteger(step) || step < 0) {
-      throw errorAt(this.source, line, `expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), got ${JSON.stringify(step)}`)
+      throw errorAt(
+        this.source,
+        line,
+        `expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), got ${JSON.stringify(step)}`,
+      )
     }
     this.count++
     for (const [key, value] of Object.entries(rec)) {
@@ -89,7 +93,11 @@ export class CurveBuilder {
     const evalSplits = [...new Set(this.metrics.map((n) => (this.series.get(n) as Series).split))]
     const panels: Panel[] = [
       {title: 'Loss', yLabel: 'loss', series: pick(this.losses)},
-      {title: `Evaluation (${evalSplits.join(', ')})`, yLabel: this.metrics.every((n) => /(^|_)acc$/.test(n)) ? 'accuracy' : 'score', series: pick(this.metrics)},
+      {
+        title: `Evaluation (${evalSplits.join(', ')})`,
+        yLabel: this.metrics.every((n) => /(^|_)acc$/.test(n)) ? 'accuracy' : 'score',
+        series: pick(this.metrics),
+      },
     ].filter((p) => p.series.length > 0)
     const steps = panels.flatMap((p) => p.series.flatMap((s) => s.points.map(([x]) => x)))
     return {source: this.source, records: this.count, panels, steps: [Math.min(...steps), Math.max(...steps)]}

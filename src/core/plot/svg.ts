@@ -28,16 +28,18 @@ export function curvesSvg(c: Curves, title: string, subtitle: string): string {
     top += PANEL.title + rows.length * PANEL.legendRow + PANEL.plot + PANEL.axis
   }
   const H = top + 8
-  return [
-    `<?xml version="1.0" encoding="UTF-8"?>`,
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT}>`,
-    `<title>${escapeXml(title)}</title>`,
-    `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
-    `<text x="${M.left}" y="38" font-size="20" font-weight="600" fill="${GREY.text}">${escapeXml(title)}</text>`,
-    `<text x="${M.left}" y="63" font-size="14" fill="${GREY.muted}">${escapeXml(subtitle)}</text>`,
-    ...parts,
-    `</svg>`,
-  ].join('\n') + '\n'
+  return (
+    [
+      `<?xml version="1.0" encoding="UTF-8"?>`,
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT}>`,
+      `<title>${escapeXml(title)}</title>`,
+      `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
+      `<text x="${M.left}" y="38" font-size="20" font-weight="600" fill="${GREY.text}">${escapeXml(title)}</text>`,
+      `<text x="${M.left}" y="63" font-size="14" fill="${GREY.muted}">${escapeXml(subtitle)}</text>`,
+      ...parts,
+      `</svg>`,
+    ].join('\n') + '\n'
+  )
 }
 
 interface LegendItem {
@@ -117,9 +119,14 @@ function seriesSvg(s: Series, color: string, px: (v: number) => number, py: (v: 
   const pts = s.points.map(([sx, sy]) => `${f1(px(sx))},${f1(py(sy))}`).join(' ')
   const train = s.split === 'train'
   const dash = train ? '' : ` stroke-dasharray="6 4"`
-  const out = [`<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="${train ? 2 : 1.8}" stroke-linejoin="round"${dash}><title>${escapeXml(s.name)}</title></polyline>`]
+  const out = [
+    `<polyline points="${pts}" fill="none" stroke="${color}" stroke-width="${train ? 2 : 1.8}" stroke-linejoin="round"${dash}><title>${escapeXml(s.name)}</title></polyline>`,
+  ]
   if (!train || s.points.length === 1) {
-    for (const [sx, sy] of s.points) out.push(`<circle cx="${f1(px(sx))}" cy="${f1(py(sy))}" r="3.5" fill="${color}"><title>${escapeXml(`${s.name} at step ${sx}: ${shortNumber(sy)}`)}</title></circle>`)
+    for (const [sx, sy] of s.points)
+      out.push(
+        `<circle cx="${f1(px(sx))}" cy="${f1(py(sy))}" r="3.5" fill="${color}"><title>${escapeXml(`${s.name} at step ${sx}: ${shortNumber(sy)}`)}</title></circle>`,
+      )
   }
   return out
 }

@@ -68,16 +68,32 @@ export function panelChart(panel: Panel, x: Axis, size: ChartSize, p: SeriesPain
   const lw = Math.max(minLabel, ...[...labels.values()].map((l) => l.length))
   const body = grid.map((cells, r) => {
     const axis = labels.has(r) ? `${(labels.get(r) as string).padStart(lw)} ┤` : `${''.padStart(lw)} │`
-    return `  ${p.dim(axis)}${cells.map((cell) => (cell ? p.series(cell.i, cell.ch) : ' ')).join('').trimEnd()}`
+    return `  ${p.dim(axis)}${cells
+      .map((cell) => (cell ? p.series(cell.i, cell.ch) : ' '))
+      .join('')
+      .trimEnd()}`
   })
-  return [`  ${p.bold(panel.title)}`, ...body, `  ${p.dim(`${''.padStart(lw)} └${'─'.repeat(size.width)}`)}`, `  ${p.dim(xLabels(x, col, lw + 2, size.width))}`, ...legend(panel.series, colors, p)]
+  return [
+    `  ${p.bold(panel.title)}`,
+    ...body,
+    `  ${p.dim(`${''.padStart(lw)} └${'─'.repeat(size.width)}`)}`,
+    `  ${p.dim(xLabels(x, col, lw + 2, size.width))}`,
+    ...legend(panel.series, colors, p),
+  ]
 }
 
 /**
  * One series: at each column between its first and last point the value interpolated there,
  * and the rows between neighbouring columns filled, so a steep fall reads as a line.
  */
-function drawSeries(grid: Array<Array<{ch: string; i: number} | null>>, s: Series, i: number, color: number, col: (x: number) => number, row: (y: number) => number): void {
+function drawSeries(
+  grid: Array<Array<{ch: string; i: number} | null>>,
+  s: Series,
+  i: number,
+  color: number,
+  col: (x: number) => number,
+  row: (y: number) => number,
+): void {
   const ch = GLYPHS[i % GLYPHS.length]
   const put = (r: number, c: number) => (grid[r][c] = {ch, i: color})
   const pts = s.points

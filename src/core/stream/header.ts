@@ -55,7 +55,8 @@ export function parseHeader(rec: Rec, source: string): Header {
   if (special != null) {
     for (const k of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
       if (!Number.isInteger(special[k])) throw bad(`special.${k} must be an integer id`)
-      if (special[k] < 0 || (Number.isInteger(size) && special[k] >= (size as number))) throw bad(`special.${k} = ${special[k]} is outside the vocabulary (size ${size ?? '?'})`)
+      if (special[k] < 0 || (Number.isInteger(size) && special[k] >= (size as number)))
+        throw bad(`special.${k} = ${special[k]} is outside the vocabulary (size ${size ?? '?'})`)
     }
   }
   return {

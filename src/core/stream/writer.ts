@@ -17,7 +17,10 @@ export class LineWriter {
    * With `onFail`, a write error is reported to it once and later output is dropped instead of
    * thrown (`span pretrain` keeps training when its metrics cannot be written).
    */
-  constructor(private readonly out: Writable, private readonly onFail?: (err: Error) => void) {
+  constructor(
+    private readonly out: Writable,
+    private readonly onFail?: (err: Error) => void,
+  ) {
     out.on('error', (err) => {
       this.failed ??= isPipeClosed(err) ? new PipeClosed() : err // the first error is the cause
     })

@@ -42,7 +42,11 @@ async function sha256Of(path: string): Promise<string> {
   return h.digest('hex')
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false)
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  )
 const tempOf = (dir: string, kind: 'tmp' | 'old', pid = process.pid) => join(dirname(dir), `.${basename(dir)}.${kind}-${pid}`)
 
 /**
@@ -167,7 +171,8 @@ export async function verifyManifest(dir: string): Promise<boolean> {
   } catch {
     return false
   }
-  const bad = (what: string) => new SpanError(`${dir}: inconsistent checkpoint: ${what}; it was not written by one save (restore it from a copy or start afresh)`)
+  const bad = (what: string) =>
+    new SpanError(`${dir}: inconsistent checkpoint: ${what}; it was not written by one save (restore it from a copy or start afresh)`)
   let m: {format?: string; files?: Record<string, {size: number; sha256: string}>}
   try {
     m = JSON.parse(text)

@@ -73,7 +73,9 @@ export function metricsLoss(log: (line: string) => void, out: string) {
     onFail(err: Error): void {
       lost = err
       const closed = err.name === 'PipeClosed'
-      log(`${closed ? 'stdout closed' : describeFsError(err as ErrnoError, 'metrics output')}: metrics are no longer written; training goes on (checkpoints in ${out})`)
+      log(
+        `${closed ? 'stdout closed' : describeFsError(err as ErrnoError, 'metrics output')}: metrics are no longer written; training goes on (checkpoints in ${out})`,
+      )
     },
     explain,
     check(): void {

@@ -15,7 +15,12 @@ const PRETRAIN = build([
   {split: 'eval', step: 100, loss: 13.661, mlm_loss: 6.8, sbo_loss: 6.86},
   {step: 100, checkpoint: '/tmp/m'},
 ])
-const SQUAD = build([{step: 24, loss: 3.1}, {split: 'dev', step: 24, exact: 0, f1: 3.57}, {step: 72, loss: 2}, {split: 'dev', step: 72, exact: 0, f1: 3.73}])
+const SQUAD = build([
+  {step: 24, loss: 3.1},
+  {split: 'dev', step: 24, exact: 0, f1: 3.57},
+  {step: 72, loss: 2},
+  {split: 'dev', step: 72, exact: 0, f1: 3.73},
+])
 
 describe('demo report', () => {
   it('writes durations as a person reads them', () => {
@@ -37,7 +42,7 @@ describe('demo report', () => {
     expect(pretrainRow(build([{split: 'eval', step: 4, mlm_acc: 0.1}]), 'tiny', 1).result).toBe('no loss logged')
   })
 
-  it('heads each run\'s curves with its metrics file and chart', () => {
+  it("heads each run's curves with its metrics file and chart", () => {
     const lines = curvesSection('pre-training', PRETRAIN, {metrics: 'pretrain-metrics.ndjson', svg: 'pretrain-curves.svg'}, false)
     expect(lines.slice(0, 3)).toEqual(['', 'pre-training  (pretrain-metrics.ndjson; drawn to pretrain-curves.svg)', '  Loss'])
     expect(lines).not.toContain('  Evaluation (eval)') // held-out losses only: they share the loss panel

@@ -69,7 +69,7 @@ describe('conlleval semantics', () => {
   it('%6.2f rounds exact ties to even as glibc does (toFixed would not)', () => {
     expect(cFixed(3.125, 2, 6)).toBe('  3.12')
     expect(cFixed(3.375, 2, 6)).toBe('  3.38')
-    expect(cFixed(2 / 3 * 100, 2, 6)).toBe(' 66.67')
+    expect(cFixed((2 / 3) * 100, 2, 6)).toBe(' 66.67')
     expect(cFixed(100, 2, 6)).toBe('100.00')
   })
 })

@@ -35,8 +35,14 @@ function examples(): MaskedExample[] {
 /** A one-layer model trained to memorise TEXT (full batch, Adam), in-process. */
 export function memorised(): SpanBertForPreTraining {
   const c = presetConfig('tiny', vocab.tokens.length, {
-    hidden_size: 32, num_attention_heads: 2, intermediate_size: 64, num_hidden_layers: 1, max_position_embeddings: 24,
-    hidden_dropout_prob: 0, attention_probs_dropout_prob: 0, sbo: {position_embedding_size: 8, max_targets: 4},
+    hidden_size: 32,
+    num_attention_heads: 2,
+    intermediate_size: 64,
+    num_hidden_layers: 1,
+    max_position_embeddings: 24,
+    hidden_dropout_prob: 0,
+    attention_probs_dropout_prob: 0,
+    sbo: {position_embedding_size: 8, max_targets: 4},
   })
   const model = SpanBertForPreTraining.init(c, 1)
   const b = toTensors(collate(examples(), {padId: 0, maxTargets: 4, maxPositions: 24}))
@@ -46,4 +52,3 @@ export function memorised(): SpanBertForPreTraining {
   disposeBatch(b)
   return model
 }
-

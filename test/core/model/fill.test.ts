@@ -28,20 +28,27 @@ describe('span fill (core)', () => {
 
   it('parses [MASK] runs; refuses text without one, and text longer than the model', () => {
     const q = parseMasks('a [MASK][MASK] b [MASK]', tok, vocab.special, 24)
-    expect(q.runs).toEqual([{start: 2, end: 14, pos: 2, len: 2}, {start: 17, end: 23, pos: 5, len: 1}])
+    expect(q.runs).toEqual([
+      {start: 2, end: 14, pos: 2, len: 2},
+      {start: 17, end: 23, pos: 5, len: 1},
+    ])
     expect(q.ids.at(-1)).toBe(3)
     expect(() => parseMasks('no mask here', tok, vocab.special, 24)).toThrow(/no \[MASK\]/)
-    expect(() => parseMasks(`${'the '.repeat(30)}[MASK]`, tok, vocab.special, 24)).toThrow(/33 tokens with \[CLS\] and \[SEP\], longer than the model's 24 positions/)
+    expect(() => parseMasks(`${'the '.repeat(30)}[MASK]`, tok, vocab.special, 24)).toThrow(
+      /33 tokens with \[CLS\] and \[SEP\], longer than the model's 24 positions/,
+    )
   })
 
   it('beam search over independent positions finds the exact top k (brute force agrees)', () => {
     const V = 6
     const lp = Float32Array.from({length: 3 * V}, (_, i) => Math.sin(i * 1.7) * 3)
     const all: {ids: number[]; score: number}[] = []
-    for (let a = 0; a < V; a++) for (let b = 0; b < V; b++) for (let c = 0; c < V; c++) {
-      if ([a, b, c].includes(0)) continue
-      all.push({ids: [a, b, c], score: lp[a] + lp[V + b] + lp[2 * V + c]})
-    }
+    for (let a = 0; a < V; a++)
+      for (let b = 0; b < V; b++)
+        for (let c = 0; c < V; c++) {
+          if ([a, b, c].includes(0)) continue
+          all.push({ids: [a, b, c], score: lp[a] + lp[V + b] + lp[2 * V + c]})
+        }
     all.sort((x, y) => y.score - x.score)
     const got = beamSearch(lp, V, 0, 3, 4, 25, new Set([0]))
     expect(got.map((g) => g.ids)).toEqual(all.slice(0, 4).map((g) => g.ids))

@@ -10,11 +10,7 @@ function build(recs: object[]) {
 }
 
 /** A loss falling 10 → 0 over steps 0–100, and a dev score rising at two evaluations. */
-const RUN = build([
-  ...[0, 25, 50, 75, 100].map((step) => ({step, loss: 10 - step / 10})),
-  {split: 'dev', step: 50, f1: 40},
-  {split: 'dev', step: 100, f1: 60},
-])
+const RUN = build([...[0, 25, 50, 75, 100].map((step) => ({step, loss: 10 - step / 10})), {split: 'dev', step: 50, f1: 40}, {split: 'dev', step: 100, f1: 60}])
 
 describe('curvesChart (text)', () => {
   const lines = curvesChart(RUN, {width: 21, height: 11}, seriesPaint(false))

@@ -27,23 +27,36 @@ describe('CurveBuilder', () => {
       ['Evaluation (eval)', ['eval mlm_acc', 'eval sbo_acc']],
     ])
     expect(c.panels[0].series[2].points).toEqual([[2, 4]]) // null (no SBO targets in the window) is no point
-    expect(c.panels[0].series[3].points).toEqual([[2, 9.5], [4, 8]])
+    expect(c.panels[0].series[3].points).toEqual([
+      [2, 9.5],
+      [4, 8],
+    ])
     expect([c.records, c.steps]).toEqual([5, [2, 4]])
     expect(c.panels.map((p) => p.yLabel)).toEqual(['loss', 'accuracy'])
   })
 
-  it('reads finetune dev scores, leaving out counts, thresholds, GLUE\'s repeated score and flags', () => {
+  it("reads finetune dev scores, leaving out counts, thresholds, GLUE's repeated score and flags", () => {
     const c = build([
       {step: 10, epoch: 1, loss: 3, lr: 1e-4},
       {split: 'dev', epoch: 1, step: 12, exact: 10, f1: 20, total: 42, HasAns_total: 20, best_f1: 22, best_f1_thresh: -1.5, best: true},
       {split: 'dev', epoch: 1, step: 12, n: 40, score: 0.5, acc: 0.5, f1: 0.4},
     ])
-    expect(names(c)).toEqual([['Loss', ['loss']], ['Evaluation (dev)', ['dev exact', 'dev f1', 'dev best_f1', 'dev acc']]])
+    expect(names(c)).toEqual([
+      ['Loss', ['loss']],
+      ['Evaluation (dev)', ['dev exact', 'dev f1', 'dev best_f1', 'dev acc']],
+    ])
   })
 
   it('sorts a curve by step and gives `loss` and `eval loss` one colour', () => {
-    const c = build([{step: 5, loss: 1, sbo_loss: 0.5}, {step: 3, loss: 2}, {split: 'eval', step: 4, loss: 1.5}])
-    expect(c.panels[0].series[0].points).toEqual([[3, 2], [5, 1]])
+    const c = build([
+      {step: 5, loss: 1, sbo_loss: 0.5},
+      {step: 3, loss: 2},
+      {split: 'eval', step: 4, loss: 1.5},
+    ])
+    expect(c.panels[0].series[0].points).toEqual([
+      [3, 2],
+      [5, 1],
+    ])
     expect(colorIndex(c.panels[0])).toEqual([0, 1, 0])
   })
 
@@ -89,9 +102,30 @@ describe('TensorBoard event files', () => {
     const path = join(dir, readdirSync(dir)[0])
     expect(isEventFile(path)).toBe(true)
     const c = await readCurvesFile(path)
-    expect(names(c)).toEqual([['Loss', ['loss']], ['Evaluation (dev)', ['dev f1', 'dev exact']]])
-    expect(c.panels[0].series[0].points).toEqual([[1, 3], [2, 2], [3, 1]])
-    expect(eventRecords([{wallTime: 0, step: 7, scalars: [{tag: 'loss', value: 1}, {tag: 'eval/mlm/acc', value: 0.5}]}])).toEqual([{step: 7, loss: 1}, {split: 'eval/mlm', step: 7, acc: 0.5}])
+    expect(names(c)).toEqual([
+      ['Loss', ['loss']],
+      ['Evaluation (dev)', ['dev f1', 'dev exact']],
+    ])
+    expect(c.panels[0].series[0].points).toEqual([
+      [1, 3],
+      [2, 2],
+      [3, 1],
+    ])
+    expect(
+      eventRecords([
+        {
+          wallTime: 0,
+          step: 7,
+          scalars: [
+            {tag: 'loss', value: 1},
+            {tag: 'eval/mlm/acc', value: 0.5},
+          ],
+        },
+      ]),
+    ).toEqual([
+      {step: 7, loss: 1},
+      {split: 'eval/mlm', step: 7, acc: 0.5},
+    ])
     const bad = readFileSync(path)
     bad[bad.length - 3] ^= 1
     writeFileSync(path, bad)

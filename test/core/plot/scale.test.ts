@@ -18,7 +18,14 @@ describe('niceAxis', () => {
 
 describe('labels', () => {
   it('shows as many decimals as the step needs', () => {
-    expect([tickLabel(0.25, 0.25), tickLabel(0.5, 0.25), tickLabel(7.5, 2.5), tickLabel(0.4, 0.2), tickLabel(2000, 500), tickLabel(0.06, 0.01)]).toEqual(['0.25', '0.50', '7.5', '0.4', '2,000', '0.06'])
+    expect([tickLabel(0.25, 0.25), tickLabel(0.5, 0.25), tickLabel(7.5, 2.5), tickLabel(0.4, 0.2), tickLabel(2000, 500), tickLabel(0.06, 0.01)]).toEqual([
+      '0.25',
+      '0.50',
+      '7.5',
+      '0.4',
+      '2,000',
+      '0.06',
+    ])
   })
 
   it('writes values to 4 significant figures', () => {

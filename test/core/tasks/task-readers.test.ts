@@ -16,7 +16,8 @@ const file = (name: string, text: string | Buffer) => {
   writeFileSync(p, text)
   return p
 }
-const rel = (o: Record<string, unknown>) => JSON.stringify({token: ['Bill', 'founded', 'Microsoft', '.'], subj_start: 0, subj_end: 0, obj_start: 2, obj_end: 2, relation: 'org:founded_by', ...o})
+const rel = (o: Record<string, unknown>) =>
+  JSON.stringify({token: ['Bill', 'founded', 'Microsoft', '.'], subj_start: 0, subj_end: 0, obj_start: 2, obj_end: 2, relation: 'org:founded_by', ...o})
 
 describe('JSON records', () => {
   it('finds the line each element of a JSON list starts on', () => {
@@ -33,7 +34,10 @@ describe('JSON records', () => {
 
 describe('TACRED / SemEval reader', () => {
   it('reads TACRED lists and SemEval lines; PTB brackets become characters; labels negative first', () => {
-    const p = file('t.json', `[${rel({subj_type: 'PERSON', obj_type: 'ORGANIZATION', token: ['-LRB-', 'founded', 'X', '.']})},\n${rel({relation: 'no_relation'})}]`)
+    const p = file(
+      't.json',
+      `[${rel({subj_type: 'PERSON', obj_type: 'ORGANIZATION', token: ['-LRB-', 'founded', 'X', '.']})},\n${rel({relation: 'no_relation'})}]`,
+    )
     const ex = readRelationFile(p, {requireLabel: true})
     expect(ex[0].tokens[0]).toBe('(')
     expect(ex[0].subjType).toBe('PERSON')
@@ -56,7 +60,13 @@ describe('TACRED / SemEval reader', () => {
 
 describe('MRQA reader', () => {
   const ctx = (qas: unknown[]) => JSON.stringify({context: 'Paris is in France.', qas})
-  const qa = (o: Record<string, unknown>) => ({qid: 'q', question: 'Where?', answers: ['France'], detected_answers: [{text: 'France', char_spans: [[12, 17]]}], ...o})
+  const qa = (o: Record<string, unknown>) => ({
+    qid: 'q',
+    question: 'Where?',
+    answers: ['France'],
+    detected_answers: [{text: 'France', char_spans: [[12, 17]]}],
+    ...o,
+  })
 
   it('skips the header and trains on the earliest detected span', () => {
     const two = qa({detected_answers: [{char_spans: [[12, 17]]}, {char_spans: [[0, 4]]}]})
@@ -77,13 +87,20 @@ describe('MRQA reader', () => {
 
 describe('NLI reader', () => {
   it('reads SNLI fields, drops "-" rows, and reads the premise/hypothesis/label form', () => {
-    const snli = readNliFile(file('n.jsonl', '{"sentence1":"a","sentence2":"b","gold_label":"neutral","pairID":"p1"}\n{"sentence1":"a","sentence2":"c","gold_label":"-"}\n'), {requireLabel: true})
+    const snli = readNliFile(
+      file('n.jsonl', '{"sentence1":"a","sentence2":"b","gold_label":"neutral","pairID":"p1"}\n{"sentence1":"a","sentence2":"c","gold_label":"-"}\n'),
+      {requireLabel: true},
+    )
     expect(snli).toEqual({examples: [{id: 'p1', premise: 'a', hypothesis: 'b', label: 1, line: 1}], dropped: 1})
     expect(readNliFile(file('n2.jsonl', '{"premise":"a","hypothesis":"b","label":"contradiction"}\n'), {requireLabel: true}).examples[0].label).toBe(2)
   })
 
   it('names unknown labels and missing fields with their line', () => {
-    expect(() => readNliFile(file('n3.jsonl', '{"premise":"a","hypothesis":"b","label":"neutral"}\n{"premise":"a","hypothesis":"b","label":"maybe"}\n'), {requireLabel: true})).toThrow(/n3\.jsonl:2: unknown label "maybe"/)
+    expect(() =>
+      readNliFile(file('n3.jsonl', '{"premise":"a","hypothesis":"b","label":"neutral"}\n{"premise":"a","hypothesis":"b","label":"maybe"}\n'), {
+        requireLabel: true,
+      }),
+    ).toThrow(/n3\.jsonl:2: unknown label "maybe"/)
     expect(() => readNliFile(file('n4.jsonl', '{"premise":"a","label":"neutral"}\n'), {requireLabel: true})).toThrow(/n4\.jsonl:1: missing field "hypothesis"/)
   })
 })
@@ -91,7 +108,10 @@ describe('NLI reader', () => {
 describe('SWAG reader', () => {
   const header = ',video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label\n'
   it('parses quoted CSV fields (commas, quotes, newlines) with the line each row starts on', () => {
-    expect(parseCsv('a,"b,""c""\nd",e\nf,g,h\n', 's')).toEqual([{fields: ['a', 'b,"c"\nd', 'e'], line: 1}, {fields: ['f', 'g', 'h'], line: 3}])
+    expect(parseCsv('a,"b,""c""\nd",e\nf,g,h\n', 's')).toEqual([
+      {fields: ['a', 'b,"c"\nd', 'e'], line: 1},
+      {fields: ['f', 'g', 'h'], line: 3},
+    ])
   })
 
   it('reads the CSV and JSON lines forms', () => {
@@ -101,7 +121,9 @@ describe('SWAG reader', () => {
   })
 
   it('names bad rows with their line', () => {
-    expect(() => readSwagFile(file('s2.csv', `${header}0,v,1,x,s,He,gold,a,b,c,d,7\n`), {requireLabel: true})).toThrow(/s2\.csv:2: label "7" is not a choice number 0\.\.3/)
+    expect(() => readSwagFile(file('s2.csv', `${header}0,v,1,x,s,He,gold,a,b,c,d,7\n`), {requireLabel: true})).toThrow(
+      /s2\.csv:2: label "7" is not a choice number 0\.\.3/,
+    )
     expect(() => readSwagFile(file('s3.csv', `${header}0,v,1,x,s\n`), {requireLabel: true})).toThrow(/s3\.csv:2: expected 12 columns/)
     expect(() => readSwagFile(file('s4.csv', 'a,b\n1,2\n'), {requireLabel: true})).toThrow(/s4\.csv:1: not a SWAG CSV/)
   })

@@ -38,7 +38,25 @@ beforeAll(async () => {
 })
 
 function settings(task: string, out: string): FinetuneSettings {
-  return {task, init: 'test', train: 'mem', dev: 'mem', out, cased: fixtureVocab.cased, 'max-len': 32, lr: 1e-3, 'warmup-proportion': 0.1, 'weight-decay': 0.01, clip: 1, epochs: 2, 'batch-size': 2, accumulate: 1, seed: 1, backend: 'cpu', 'log-every': 1}
+  return {
+    task,
+    init: 'test',
+    train: 'mem',
+    dev: 'mem',
+    out,
+    cased: fixtureVocab.cased,
+    'max-len': 32,
+    lr: 1e-3,
+    'warmup-proportion': 0.1,
+    'weight-decay': 0.01,
+    clip: 1,
+    epochs: 2,
+    'batch-size': 2,
+    accumulate: 1,
+    seed: 1,
+    backend: 'cpu',
+    'log-every': 1,
+  }
 }
 
 /** Runs the loop; checks tensors, finite losses, two dev records and the best/ files. */
@@ -59,17 +77,38 @@ async function trains<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, metric: s
 describe('the issue-15 tasks through the fine-tuning loop', () => {
   it('tacred: typed markers get new embedding rows; official P/R/F1 on dev', async () => {
     const p = join(dir, 'r.jsonl')
-    const row = (rel: string, s: number, o: number) => JSON.stringify({token: ['the', 'man', 'walked', 'to', 'the', 'river'], subj_start: s, subj_end: s, obj_start: o, obj_end: o, subj_type: 'PERSON', obj_type: 'LOC', relation: rel})
+    const row = (rel: string, s: number, o: number) =>
+      JSON.stringify({
+        token: ['the', 'man', 'walked', 'to', 'the', 'river'],
+        subj_start: s,
+        subj_end: s,
+        obj_start: o,
+        obj_end: o,
+        subj_type: 'PERSON',
+        obj_type: 'LOC',
+        relation: rel,
+      })
     writeFileSync(p, [row('no_relation', 1, 5), row('per:at', 1, 5), row('per:at', 0, 2), row('no_relation', 3, 4)].join('\n') + '\n')
     const train = readRelationFile(p, {requireLabel: true})
     const markers = new MarkerVocab(V)
-    const c: TacredFinetuneConfig = {...settings('tacred', join(dir, 'tacred')), task: 'tacred', 'feature-mode': 'ner', 'negative-label': 'no_relation', labels: ['no_relation', 'per:at'], markers: []}
+    const c: TacredFinetuneConfig = {
+      ...settings('tacred', join(dir, 'tacred')),
+      task: 'tacred',
+      'feature-mode': 'ner',
+      'negative-label': 'no_relation',
+      labels: ['no_relation', 'per:at'],
+      markers: [],
+    }
     const units = relationUnits(train, {config: c, tokenizer: tok, markers})
     expect(markers.list).toEqual(['[SUBJ-PERSON]', '[OBJ-LOC]'])
     expect(units[0].ids[2]).toBe(V) // [CLS] the [SUBJ-PERSON] …
     const words = tok.encode('man').length + tok.encode('river').length
     expect(relationIds(train[0], 'text', tok, new MarkerVocab(V)).length).toBe(units[0].ids.length - 2 + words + 4) // words kept, 4 markers instead of 2
-    const model = BertForSequenceClassification.init(smallConfig({vocab_size: V + 2}), {num_labels: 2, labels: c.labels, finetuning_task: 'tacred', span_ft: null}, 1)
+    const model = BertForSequenceClassification.init(
+      smallConfig({vocab_size: V + 2}),
+      {num_labels: 2, labels: c.labels, finetuning_task: 'tacred', span_ft: null},
+      1,
+    )
     await trains(tacredAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, markers, train, dev: train}, units, units), c, 'f1')
     model.dispose()
   })
@@ -85,11 +124,21 @@ describe('the issue-15 tasks through the fine-tuning loop', () => {
   })
 
   it('nli: pairs, accuracy on dev', async () => {
-    const ex = ['entailment', 'neutral', 'contradiction', 'neutral'].map((l, i) => ({id: String(i), premise: 'the man walked', hypothesis: `the river ${i}`, label: ['entailment', 'neutral', 'contradiction'].indexOf(l), line: i + 1}))
+    const ex = ['entailment', 'neutral', 'contradiction', 'neutral'].map((l, i) => ({
+      id: String(i),
+      premise: 'the man walked',
+      hypothesis: `the river ${i}`,
+      label: ['entailment', 'neutral', 'contradiction'].indexOf(l),
+      line: i + 1,
+    }))
     const c = settings('nli', join(dir, 'nli'))
     const units = nliUnits(ex, tok, 32)
     expect(units[0].secondStart).toBe(tok.encode('the man walked').length + 2)
-    const model = BertForSequenceClassification.init(smallConfig({vocab_size: V}), {num_labels: 3, labels: ['entailment', 'neutral', 'contradiction'], finetuning_task: 'nli', span_ft: null}, 1)
+    const model = BertForSequenceClassification.init(
+      smallConfig({vocab_size: V}),
+      {num_labels: 3, labels: ['entailment', 'neutral', 'contradiction'], finetuning_task: 'nli', span_ft: null},
+      1,
+    )
     await trains(nliAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path}, units, units), c, 'accuracy')
     model.dispose()
   })
@@ -106,12 +155,34 @@ describe('the issue-15 tasks through the fine-tuning loop', () => {
 
   it('mrqa: SQuAD windows, the official MRQA scorer on dev', async () => {
     const p = join(dir, 'm.jsonl')
-    const qa = (qid: string, s: number, e: number, a: string) => ({qid, question: 'where did he walk?', answers: [a], detected_answers: [{text: a, char_spans: [[s, e]]}]})
-    writeFileSync(p, `{"header": {}}\n${JSON.stringify({context: 'The old man walked to the river in the morning.', qas: [qa('a', 22, 30, 'the river'), qa('b', 35, 45, 'the morning')]})}\n`)
+    const qa = (qid: string, s: number, e: number, a: string) => ({
+      qid,
+      question: 'where did he walk?',
+      answers: [a],
+      detected_answers: [{text: a, char_spans: [[s, e]]}],
+    })
+    writeFileSync(
+      p,
+      `{"header": {}}\n${JSON.stringify({context: 'The old man walked to the river in the morning.', qas: [qa('a', 22, 30, 'the river'), qa('b', 35, 45, 'the morning')]})}\n`,
+    )
     const f = readMrqaFile(p, {needSpans: true})
-    const c = {...settings('mrqa', join(dir, 'mrqa')), task: 'mrqa', version: '1.1', 'max-len': 24, 'doc-stride': 8, 'max-query-len': 8, 'n-best': 5, 'max-answer-len': 6, 'null-threshold': 0} as unknown as SquadFinetuneConfig
+    const c = {
+      ...settings('mrqa', join(dir, 'mrqa')),
+      task: 'mrqa',
+      version: '1.1',
+      'max-len': 24,
+      'doc-stride': 8,
+      'max-query-len': 8,
+      'n-best': 5,
+      'max-answer-len': 6,
+      'null-threshold': 0,
+    } as unknown as SquadFinetuneConfig
     const model = BertForQuestionAnswering.init(smallConfig({vocab_size: V}), 1)
-    await trains(mrqaAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, train: asSquad(f), dev: null}, f, () => {}), c, 'f1')
+    await trains(
+      mrqaAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, train: asSquad(f), dev: null}, f, () => {}),
+      c,
+      'f1',
+    )
     model.dispose()
   })
 })

@@ -19,7 +19,18 @@ import {smallConfig} from '../model/helpers.js'
 import {fixtureVocab, memoryWriter} from './helpers.js'
 
 const tokenizer = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
-const texts = ['a good film', 'a bad film', 'good and fun', 'bad and dull', 'very good', 'very bad', 'good good', 'bad bad', 'so very good indeed', 'not good at all, bad']
+const texts = [
+  'a good film',
+  'a bad film',
+  'good and fun',
+  'bad and dull',
+  'very good',
+  'very bad',
+  'good good',
+  'bad bad',
+  'so very good indeed',
+  'not good at all, bad',
+]
 const fz = new GlueFeaturizer(GLUE_TASKS['SST-2'], tokenizer, {maxLen: 16, dict: null})
 const feats = texts.map((t, i) => fz.feature({index: String(i), a: t, b: null, label: String(1 - (i % 2)), line: i + 2}))
 const head: HeadConfig = {num_labels: 2, labels: ['0', '1'], finetuning_task: 'SST-2', span_ft: null}
@@ -27,9 +38,28 @@ const progress = {start: () => {}, update: () => {}, stop: () => {}}
 
 function config(out: string, over: Partial<GlueFinetuneConfig> = {}): GlueFinetuneConfig {
   return {
-    task: 'SST-2', init: 'test', train: 'mem', dev: 'mem', out, cased: false, 'max-len': 16, lr: 1e-3, 'warmup-proportion': 0.1,
-    'weight-decay': 0.01, clip: 1, epochs: 3, 'batch-size': 2, accumulate: 1, seed: 3, backend: 'cpu', 'log-every': 1, 'span-ft': false,
-    dict: null, 'max-spans': 4, 'max-span-tokens': 3, ...over,
+    task: 'SST-2',
+    init: 'test',
+    train: 'mem',
+    dev: 'mem',
+    out,
+    cased: false,
+    'max-len': 16,
+    lr: 1e-3,
+    'warmup-proportion': 0.1,
+    'weight-decay': 0.01,
+    clip: 1,
+    epochs: 3,
+    'batch-size': 2,
+    accumulate: 1,
+    seed: 3,
+    backend: 'cpu',
+    'log-every': 1,
+    'span-ft': false,
+    dict: null,
+    'max-spans': 4,
+    'max-span-tokens': 3,
+    ...over,
   }
 }
 
@@ -40,8 +70,12 @@ async function run(over: Partial<GlueFinetuneConfig>, tensorboard?: string) {
   const {writer, records} = memoryWriter()
   const counts: number[] = []
   const scalars = await openScalars(tensorboard)
-  const r = await finetune(glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: fixtureVocab.special.pad, vocabPath: fixtureVocab.info.path, train: feats, dev: feats}),
-    c, {resume: null, stopAt: null}, {out: writer, log: () => {}, progress, scalars, onStep: () => counts.push(tf.memory().numTensors)})
+  const r = await finetune(
+    glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: fixtureVocab.special.pad, vocabPath: fixtureVocab.info.path, train: feats, dev: feats}),
+    c,
+    {resume: null, stopAt: null},
+    {out: writer, log: () => {}, progress, scalars, onStep: () => counts.push(tf.memory().numTensors)},
+  )
   await scalars.close()
   await writer.end()
   model.dispose()

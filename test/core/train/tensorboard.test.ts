@@ -47,9 +47,16 @@ describe('protobuf pieces', () => {
 
   it('hand-decodes the Event layout: wall_time 1 double, step 2 varint, summary 5 → value 1 → tag 1, simple_value 2 float', () => {
     const fields = decodeFields(encodeEvent(2, 7, {scalars: [['a', 0.5]]}))
-    expect(fields.map((f) => [f.field, f.wire])).toEqual([[1, 1], [2, 0], [5, 2]])
+    expect(fields.map((f) => [f.field, f.wire])).toEqual([
+      [1, 1],
+      [2, 0],
+      [5, 2],
+    ])
     const value = decodeFields(decodeFields(fields[2].bytes!)[0].bytes!)
-    expect(value.map((f) => [f.field, f.wire])).toEqual([[1, 2], [2, 5]])
+    expect(value.map((f) => [f.field, f.wire])).toEqual([
+      [1, 2],
+      [2, 5],
+    ])
     expect(Buffer.from(value[1].bytes!).readFloatLE(0)).toBe(0.5)
   })
 })

@@ -31,9 +31,12 @@ describe('writeFilesAtomically', () => {
   it('a failed write leaves the previous checkpoint unchanged and no temporary directory', async () => {
     const dir = join(tmp, 'b')
     await writeFilesAtomically(dir, [file('x.json', 'old')])
-    const full = {name: 'y.bin', write: async () => {
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
-    }}
+    const full = {
+      name: 'y.bin',
+      write: async () => {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), {code: 'ENOSPC'})
+      },
+    }
     await expect(writeFilesAtomically(dir, [file('x.json', 'new'), full])).rejects.toThrow(/ENOSPC/)
     expect(readFileSync(join(dir, 'x.json'), 'utf8')).toBe('old')
     expect(readdirSync(tmp).filter((n) => n.startsWith('.b.'))).toEqual([])
@@ -66,7 +69,7 @@ describe('writeFilesAtomically', () => {
 })
 
 describe('lockDir', () => {
-  it('refuses a second writer while the first lives, takes over a dead one\'s lock with a notice', async () => {
+  it("refuses a second writer while the first lives, takes over a dead one's lock with a notice", async () => {
     const dir = join(tmp, 'out')
     const lock = await lockDir(dir, () => {})
     expect(readFileSync(lockPathOf(dir), 'utf8').trim()).toBe(String(process.pid))

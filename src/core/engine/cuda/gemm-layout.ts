@@ -55,7 +55,12 @@ const prod = (xs: readonly number[]): number => xs.reduce((p, x) => p * x, 1)
  * broadcast with batch stride 0; other unequal batch shapes are refused (null), as the
  * native backend does.
  */
-export function batchMatMulGemm(aShape: readonly number[], bShape: readonly number[], transA: boolean, transB: boolean): {outShape: number[]; gemm: LtGemm} | null {
+export function batchMatMulGemm(
+  aShape: readonly number[],
+  bShape: readonly number[],
+  transA: boolean,
+  transB: boolean,
+): {outShape: number[]; gemm: LtGemm} | null {
   const [ar, ac] = aShape.slice(-2)
   const [br, bc] = bShape.slice(-2)
   const [aOuter, bOuter] = [aShape.slice(0, -2), bShape.slice(0, -2)]

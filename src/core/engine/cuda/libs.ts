@@ -68,7 +68,11 @@ const folders = (v: string | undefined): string[] => (v ?? '').split(':').filter
 /** pythonX.Y folders under `lib` of a prefix, each with its site-packages and dist-packages. */
 function pythonLibs(fs: SearchFs, prefix: string): string[] {
   const lib = join(prefix, 'lib')
-  const versions = fs.list(lib).filter((n) => /^python3(\.\d+)?$/.test(n)).sort().reverse()
+  const versions = fs
+    .list(lib)
+    .filter((n) => /^python3(\.\d+)?$/.test(n))
+    .sort()
+    .reverse()
   return versions.flatMap((v) => [join(lib, v, 'site-packages'), join(lib, v, 'dist-packages')])
 }
 
@@ -110,7 +114,13 @@ function newestFirst(a: string, b: string): number {
 /** Every candidate for `lib`: matching files of each folder (newest version first), then the bare sonames. */
 export function candidates(lib: CudaLib, s: SearchEnv = realSearchEnv()): string[] {
   const found = searchDirs(lib, s).flatMap((dir) =>
-    s.fs.isDir(dir) ? s.fs.list(dir).filter((n) => PATTERNS[lib].test(n)).sort(newestFirst).map((n) => join(dir, n)) : [],
+    s.fs.isDir(dir)
+      ? s.fs
+          .list(dir)
+          .filter((n) => PATTERNS[lib].test(n))
+          .sort(newestFirst)
+          .map((n) => join(dir, n))
+      : [],
   )
   return [...new Set([...found, ...SONAMES[lib]])]
 }

@@ -32,7 +32,11 @@ function missing(p: CudaProbe): string | null {
 /** One line: GPU, memory, CC, SMs, driver, NVRTC and cuBLASLt with their paths. */
 export function describeProbe(p: CudaProbe): string {
   const mem = `${(p.totalMem / GiB).toFixed(1)} GiB (${(p.freeMem / GiB).toFixed(1)} free)`
-  const libs = [`driver ${cudaVersion(p.driverVersion)} (${p.cuda.path})`, `NVRTC ${cudaVersion(p.nvrtcVersion)} (${p.nvrtc.path})`, `cuBLASLt ${ltVersion(p.cublasLtVersion)} (${p.cublasLt.path})`]
+  const libs = [
+    `driver ${cudaVersion(p.driverVersion)} (${p.cuda.path})`,
+    `NVRTC ${cudaVersion(p.nvrtcVersion)} (${p.nvrtc.path})`,
+    `cuBLASLt ${ltVersion(p.cublasLtVersion)} (${p.cublasLt.path})`,
+  ]
   return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}`
 }
 

@@ -35,17 +35,31 @@ export type TorchDtype = 'F32' | 'F16' | 'BF16' | 'F64' | 'I64' | 'I32' | 'I16' 
 
 /** torch's typed storage classes and the dtype each holds. */
 export const STORAGE_DTYPES: Record<string, TorchDtype> = {
-  FloatStorage: 'F32', HalfStorage: 'F16', BFloat16Storage: 'BF16', DoubleStorage: 'F64', LongStorage: 'I64',
-  IntStorage: 'I32', ShortStorage: 'I16', CharStorage: 'I8', ByteStorage: 'U8', BoolStorage: 'BOOL',
+  FloatStorage: 'F32',
+  HalfStorage: 'F16',
+  BFloat16Storage: 'BF16',
+  DoubleStorage: 'F64',
+  LongStorage: 'I64',
+  IntStorage: 'I32',
+  ShortStorage: 'I16',
+  CharStorage: 'I8',
+  ByteStorage: 'U8',
+  BoolStorage: 'BOOL',
 }
 
-const ALLOWED = new Set(['collections.OrderedDict', 'torch._utils._rebuild_tensor_v2', 'torch._utils._rebuild_parameter',
-  ...Object.keys(STORAGE_DTYPES).map((s) => `torch.${s}`)])
+const ALLOWED = new Set([
+  'collections.OrderedDict',
+  'torch._utils._rebuild_tensor_v2',
+  'torch._utils._rebuild_parameter',
+  ...Object.keys(STORAGE_DTYPES).map((s) => `torch.${s}`),
+])
 
 /** Refuses every global a state dict does not need (os.system, builtins.eval, …). */
 export function allowedGlobal(module: string, name: string, source: string): PickledGlobal {
   if (!ALLOWED.has(`${module}.${name}`)) {
-    throw new SpanError(`${source}: refusing to load global "${module}.${name}" (a state dict needs only tensors, storages and OrderedDict; this file may run code)`)
+    throw new SpanError(
+      `${source}: refusing to load global "${module}.${name}" (a state dict needs only tensors, storages and OrderedDict; this file may run code)`,
+    )
   }
   return {kind: 'global', module, name}
 }
@@ -70,7 +84,11 @@ export function unpickle(buf: Uint8Array, start: number, source: string, persist
 class Reader {
   pos: number
   private readonly dv: DataView
-  constructor(readonly buf: Uint8Array, start: number, readonly source: string) {
+  constructor(
+    readonly buf: Uint8Array,
+    start: number,
+    readonly source: string,
+  ) {
     this.pos = start
     this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   }
@@ -153,58 +171,177 @@ interface Machine {
 
 /** One handler per allowed opcode; anything else is refused. */
 const OPS: Record<number, (m: Machine) => void> = {
-  0x80: (m) => { m.r.u8() }, // PROTO
-  0x95: (m) => { m.r.u64() }, // FRAME
-  0x28: (m) => { m.push(MARK) }, // MARK
-  0x7d: (m) => { m.push(new Map()) }, // EMPTY_DICT
-  0x5d: (m) => { m.push([]) }, // EMPTY_LIST, EMPTY_SET
-  0x8f: (m) => { m.push([]) }, // EMPTY_LIST, EMPTY_SET
-  0x29: (m) => { m.push([]) }, // EMPTY_TUPLE
-  0x4e: (m) => { m.push(null) }, // NONE
-  0x88: (m) => { m.push(true) }, // NEWTRUE
-  0x89: (m) => { m.push(false) }, // NEWFALSE
-  0x4b: (m) => { m.push(m.r.u8()) }, // BININT1
-  0x4d: (m) => { m.push(m.r.u16()) }, // BININT2
-  0x4a: (m) => { m.push(m.r.i32()) }, // BININT
-  0x8a: (m) => { m.push(m.r.long(m.r.u8())) }, // LONG1
-  0x8b: (m) => { m.push(m.r.long(m.r.u32())) }, // LONG4
-  0x49: (m) => { m.push(parseInt(m.r.line(), 10)) }, // INT, LONG (text)
-  0x4c: (m) => { m.push(parseInt(m.r.line(), 10)) }, // INT, LONG (text)
-  0x47: (m) => { m.push(m.r.f64()) }, // BINFLOAT
-  0x58: (m) => { m.push(m.r.str(m.r.u32())) }, // BINUNICODE
-  0x8c: (m) => { m.push(m.r.str(m.r.u8())) }, // SHORT_BINUNICODE
-  0x8d: (m) => { m.push(m.r.str(m.r.u64())) }, // BINUNICODE8
-  0x54: (m) => { m.push(m.r.str(m.r.u32())) }, // BINSTRING
-  0x55: (m) => { m.push(m.r.str(m.r.u8())) }, // SHORT_BINSTRING
-  0x42: (m) => { m.push(m.r.bytes(m.r.u32())) }, // BINBYTES
-  0x43: (m) => { m.push(m.r.bytes(m.r.u8())) }, // SHORT_BINBYTES
-  0x8e: (m) => { m.push(m.r.bytes(m.r.u64())) }, // BINBYTES8
-  0x74: (m) => { m.push(popMark(m.stack, m.r)) }, // TUPLE, LIST
-  0x6c: (m) => { m.push(popMark(m.stack, m.r)) }, // TUPLE, LIST
-  0x85: (m) => { m.push([pop(m.stack, m.r)]) }, // TUPLE1
-  0x86: (m) => { const b = pop(m.stack, m.r); m.push([pop(m.stack, m.r), b]) }, // TUPLE2
-  0x87: (m) => { const c = pop(m.stack, m.r); const b = pop(m.stack, m.r); m.push([pop(m.stack, m.r), b, c]) }, // TUPLE3
-  0x64: (m) => { const d = new Map(); setItems(d, popMark(m.stack, m.r), m.r); m.push(d) }, // DICT
-  0x61: (m) => { const v = pop(m.stack, m.r); appendItems(top(m.stack, m.r), [v], m.r) }, // APPEND
-  0x65: (m) => { const items = popMark(m.stack, m.r); appendItems(top(m.stack, m.r), items, m.r) }, // APPENDS
-  0x73: (m) => { const v = pop(m.stack, m.r); const k = pop(m.stack, m.r); setItems(top(m.stack, m.r), [k, v], m.r) }, // SETITEM
-  0x75: (m) => { const items = popMark(m.stack, m.r); setItems(top(m.stack, m.r), items, m.r) }, // SETITEMS
-  0x71: (m) => { m.memo.set(m.r.u8(), top(m.stack, m.r)) }, // BINPUT
-  0x72: (m) => { m.memo.set(m.r.u32(), top(m.stack, m.r)) }, // LONG_BINPUT
-  0x70: (m) => { m.memo.set(parseInt(m.r.line(), 10), top(m.stack, m.r)) }, // PUT
-  0x94: (m) => { m.memo.set(m.memo.size, top(m.stack, m.r)) }, // MEMOIZE
-  0x68: (m) => { m.push(memoGet(m.memo, m.r.u8(), m.r)) }, // BINGET
-  0x6a: (m) => { m.push(memoGet(m.memo, m.r.u32(), m.r)) }, // LONG_BINGET
-  0x67: (m) => { m.push(memoGet(m.memo, parseInt(m.r.line(), 10), m.r)) }, // GET
-  0x30: (m) => { pop(m.stack, m.r) }, // POP
-  0x31: (m) => { popMark(m.stack, m.r) }, // POP_MARK
-  0x32: (m) => { m.push(top(m.stack, m.r)) }, // DUP
-  0x63: (m) => { const module = m.r.line(); m.push(allowedGlobal(module, m.r.line(), m.r.source)) }, // GLOBAL
-  0x93: (m) => { const name = pop(m.stack, m.r); const module = pop(m.stack, m.r); m.push(allowedGlobal(String(module), String(name), m.r.source)) }, // STACK_GLOBAL
-  0x51: (m) => { m.push(m.persistentLoad(pop(m.stack, m.r))) }, // BINPERSID
-  0x50: (m) => { m.push(m.persistentLoad(m.r.line())) }, // PERSID
-  0x52: (m) => { const args = pop(m.stack, m.r); m.push(call(pop(m.stack, m.r), args, m.r)) }, // REDUCE
-  0x62: (m) => { pop(m.stack, m.r); top(m.stack, m.r) }, // BUILD: state (OrderedDict._metadata) is dropped
+  0x80: (m) => {
+    m.r.u8()
+  }, // PROTO
+  0x95: (m) => {
+    m.r.u64()
+  }, // FRAME
+  0x28: (m) => {
+    m.push(MARK)
+  }, // MARK
+  0x7d: (m) => {
+    m.push(new Map())
+  }, // EMPTY_DICT
+  0x5d: (m) => {
+    m.push([])
+  }, // EMPTY_LIST, EMPTY_SET
+  0x8f: (m) => {
+    m.push([])
+  }, // EMPTY_LIST, EMPTY_SET
+  0x29: (m) => {
+    m.push([])
+  }, // EMPTY_TUPLE
+  0x4e: (m) => {
+    m.push(null)
+  }, // NONE
+  0x88: (m) => {
+    m.push(true)
+  }, // NEWTRUE
+  0x89: (m) => {
+    m.push(false)
+  }, // NEWFALSE
+  0x4b: (m) => {
+    m.push(m.r.u8())
+  }, // BININT1
+  0x4d: (m) => {
+    m.push(m.r.u16())
+  }, // BININT2
+  0x4a: (m) => {
+    m.push(m.r.i32())
+  }, // BININT
+  0x8a: (m) => {
+    m.push(m.r.long(m.r.u8()))
+  }, // LONG1
+  0x8b: (m) => {
+    m.push(m.r.long(m.r.u32()))
+  }, // LONG4
+  0x49: (m) => {
+    m.push(parseInt(m.r.line(), 10))
+  }, // INT, LONG (text)
+  0x4c: (m) => {
+    m.push(parseInt(m.r.line(), 10))
+  }, // INT, LONG (text)
+  0x47: (m) => {
+    m.push(m.r.f64())
+  }, // BINFLOAT
+  0x58: (m) => {
+    m.push(m.r.str(m.r.u32()))
+  }, // BINUNICODE
+  0x8c: (m) => {
+    m.push(m.r.str(m.r.u8()))
+  }, // SHORT_BINUNICODE
+  0x8d: (m) => {
+    m.push(m.r.str(m.r.u64()))
+  }, // BINUNICODE8
+  0x54: (m) => {
+    m.push(m.r.str(m.r.u32()))
+  }, // BINSTRING
+  0x55: (m) => {
+    m.push(m.r.str(m.r.u8()))
+  }, // SHORT_BINSTRING
+  0x42: (m) => {
+    m.push(m.r.bytes(m.r.u32()))
+  }, // BINBYTES
+  0x43: (m) => {
+    m.push(m.r.bytes(m.r.u8()))
+  }, // SHORT_BINBYTES
+  0x8e: (m) => {
+    m.push(m.r.bytes(m.r.u64()))
+  }, // BINBYTES8
+  0x74: (m) => {
+    m.push(popMark(m.stack, m.r))
+  }, // TUPLE, LIST
+  0x6c: (m) => {
+    m.push(popMark(m.stack, m.r))
+  }, // TUPLE, LIST
+  0x85: (m) => {
+    m.push([pop(m.stack, m.r)])
+  }, // TUPLE1
+  0x86: (m) => {
+    const b = pop(m.stack, m.r)
+    m.push([pop(m.stack, m.r), b])
+  }, // TUPLE2
+  0x87: (m) => {
+    const c = pop(m.stack, m.r)
+    const b = pop(m.stack, m.r)
+    m.push([pop(m.stack, m.r), b, c])
+  }, // TUPLE3
+  0x64: (m) => {
+    const d = new Map()
+    setItems(d, popMark(m.stack, m.r), m.r)
+    m.push(d)
+  }, // DICT
+  0x61: (m) => {
+    const v = pop(m.stack, m.r)
+    appendItems(top(m.stack, m.r), [v], m.r)
+  }, // APPEND
+  0x65: (m) => {
+    const items = popMark(m.stack, m.r)
+    appendItems(top(m.stack, m.r), items, m.r)
+  }, // APPENDS
+  0x73: (m) => {
+    const v = pop(m.stack, m.r)
+    const k = pop(m.stack, m.r)
+    setItems(top(m.stack, m.r), [k, v], m.r)
+  }, // SETITEM
+  0x75: (m) => {
+    const items = popMark(m.stack, m.r)
+    setItems(top(m.stack, m.r), items, m.r)
+  }, // SETITEMS
+  0x71: (m) => {
+    m.memo.set(m.r.u8(), top(m.stack, m.r))
+  }, // BINPUT
+  0x72: (m) => {
+    m.memo.set(m.r.u32(), top(m.stack, m.r))
+  }, // LONG_BINPUT
+  0x70: (m) => {
+    m.memo.set(parseInt(m.r.line(), 10), top(m.stack, m.r))
+  }, // PUT
+  0x94: (m) => {
+    m.memo.set(m.memo.size, top(m.stack, m.r))
+  }, // MEMOIZE
+  0x68: (m) => {
+    m.push(memoGet(m.memo, m.r.u8(), m.r))
+  }, // BINGET
+  0x6a: (m) => {
+    m.push(memoGet(m.memo, m.r.u32(), m.r))
+  }, // LONG_BINGET
+  0x67: (m) => {
+    m.push(memoGet(m.memo, parseInt(m.r.line(), 10), m.r))
+  }, // GET
+  0x30: (m) => {
+    pop(m.stack, m.r)
+  }, // POP
+  0x31: (m) => {
+    popMark(m.stack, m.r)
+  }, // POP_MARK
+  0x32: (m) => {
+    m.push(top(m.stack, m.r))
+  }, // DUP
+  0x63: (m) => {
+    const module = m.r.line()
+    m.push(allowedGlobal(module, m.r.line(), m.r.source))
+  }, // GLOBAL
+  0x93: (m) => {
+    const name = pop(m.stack, m.r)
+    const module = pop(m.stack, m.r)
+    m.push(allowedGlobal(String(module), String(name), m.r.source))
+  }, // STACK_GLOBAL
+  0x51: (m) => {
+    m.push(m.persistentLoad(pop(m.stack, m.r)))
+  }, // BINPERSID
+  0x50: (m) => {
+    m.push(m.persistentLoad(m.r.line()))
+  }, // PERSID
+  0x52: (m) => {
+    const args = pop(m.stack, m.r)
+    m.push(call(pop(m.stack, m.r), args, m.r))
+  }, // REDUCE
+  0x62: (m) => {
+    pop(m.stack, m.r)
+    top(m.stack, m.r)
+  }, // BUILD: state (OrderedDict._metadata) is dropped
 }
 
 function memoGet(memo: Map<number, Value>, k: number, r: Reader): Value {

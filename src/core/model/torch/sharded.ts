@@ -23,7 +23,8 @@ export async function readSharded(indexPath: string): Promise<Map<string, HostTe
   }
   const byShard = new Map<string, string[]>()
   for (const [name, shard] of Object.entries(map)) {
-    if (typeof shard !== 'string' || shard.includes('/') || shard.startsWith('.')) throw new SpanError(`${indexPath}: tensor "${name}" names a bad shard ${JSON.stringify(shard)}`)
+    if (typeof shard !== 'string' || shard.includes('/') || shard.startsWith('.'))
+      throw new SpanError(`${indexPath}: tensor "${name}" names a bad shard ${JSON.stringify(shard)}`)
     byShard.set(shard, [...(byShard.get(shard) ?? []), name])
   }
   if (byShard.size === 0) throw new SpanError(`${indexPath}: no weight_map`)

@@ -41,7 +41,9 @@ function storageFromPid(pid: unknown, source: string): PickledStorage {
   if (!Number.isInteger(numel) || numel < 0) throw new SpanError(`${source}: storage ${String(t[2])} has a bad size`)
   const view = t[5] as [string, number, number] | null | undefined
   const dtype = STORAGE_DTYPES[String(type.name)]
-  return view ? {kind: 'storage', dtype, key: String(t[2]), numel: Number(view[2]), viewOffset: Number(view[1])} : {kind: 'storage', dtype, key: String(t[2]), numel, viewOffset: 0}
+  return view
+    ? {kind: 'storage', dtype, key: String(t[2]), numel: Number(view[2]), viewOffset: Number(view[1])}
+    : {kind: 'storage', dtype, key: String(t[2]), numel, viewOffset: 0}
 }
 
 function decodeZip(buf: Uint8Array, source: string): Map<string, HostTensor> {
@@ -133,7 +135,9 @@ export function materialise(name: string, t: PickledTensor, data: Uint8Array, so
   const n = t.size.reduce((a, b) => a * b, 1)
   const last = n === 0 ? 0 : t.size.reduce((a, s, i) => a + (s - 1) * t.stride[i], t.offset) + 1
   if (last > t.storage.numel) {
-    throw new SpanError(`${source}: tensor "${name}": shape [${t.size.join(', ')}] at offset ${t.offset} does not fit its storage of ${t.storage.numel} elements`)
+    throw new SpanError(
+      `${source}: tensor "${name}": shape [${t.size.join(', ')}] at offset ${t.offset} does not fit its storage of ${t.storage.numel} elements`,
+    )
   }
   const base = t.storage.viewOffset * item
   if (isContiguous(t.size, t.stride)) {

@@ -87,8 +87,11 @@ export function readZipDirectory(buf: Uint8Array, source: string): Map<string, Z
     const commentLen = dv.getUint16(p + 32, true)
     const name = new TextDecoder().decode(buf.subarray(p + 46, p + 46 + nameLen))
     const e: ZipEntry = {
-      name, method: dv.getUint16(p + 10, true), compressedSize: dv.getUint32(p + 20, true),
-      size: dv.getUint32(p + 24, true), localOffset: dv.getUint32(p + 42, true),
+      name,
+      method: dv.getUint16(p + 10, true),
+      compressedSize: dv.getUint32(p + 20, true),
+      size: dv.getUint32(p + 24, true),
+      localOffset: dv.getUint32(p + 42, true),
     }
     zip64Extra(dv, p + 46 + nameLen, p + 46 + nameLen + extraLen, e)
     out.set(name, e)

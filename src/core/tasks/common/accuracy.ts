@@ -11,7 +11,8 @@ export interface Accuracy {
 /** `gold[i]` is the i-th gold label; every prediction line must be one of `labels`. */
 export function accuracyOfFile(gold: string[], predPath: string, labels: readonly string[], goldPath: string): Accuracy {
   const pred = readTextLines(predPath).map((l) => l.trim())
-  if (pred.length !== gold.length) throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
+  if (pred.length !== gold.length)
+    throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
   let correct = 0
   pred.forEach((p, i) => {
     if (!labels.includes(p)) throw errorAt(predPath, i + 1, `unknown label ${JSON.stringify(p)} (expected one of ${labels.join(', ')})`)
@@ -21,4 +22,5 @@ export function accuracyOfFile(gold: string[], predPath: string, labels: readonl
   return {accuracy: correct / gold.length, correct, total: gold.length}
 }
 
-export const accuracyTable = (name: string, a: Accuracy): string => `${name}  ${a.total} examples\n  accuracy ${(100 * a.accuracy).toFixed(2).padStart(7)}  (${a.correct} correct)\n`
+export const accuracyTable = (name: string, a: Accuracy): string =>
+  `${name}  ${a.total} examples\n  accuracy ${(100 * a.accuracy).toFixed(2).padStart(7)}  (${a.correct} correct)\n`

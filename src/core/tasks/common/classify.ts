@@ -7,7 +7,14 @@ import {copyFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../../data/rng.js'
 import {type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
-import {BertForSequenceClassification, type ClsHostBatch, type HeadConfig, classifierFiles, classifierFromTensors, readConfigJson} from '../../model/classifier.js'
+import {
+  BertForSequenceClassification,
+  type ClsHostBatch,
+  type HeadConfig,
+  classifierFiles,
+  classifierFromTensors,
+  readConfigJson,
+} from '../../model/classifier.js'
 import {type BertConfig, type PresetName, presetConfig} from '../../model/config.js'
 import {WORD_EMBEDDINGS} from '../../model/heads.js'
 import {normals} from '../../model/params.js'
@@ -52,7 +59,15 @@ export function pairUnit(tok: WordPieceTokenizer, a: string, b: string | null, m
  * The classifier to fine-tune: a checkpoint's encoder (word embeddings grown by `extraRows`
  * new N(0, initializer_range) rows for new marker tokens) or a fresh --preset model.
  */
-export async function classifierFor(dir: string | null, preset: string | undefined, head: HeadConfig, vocabSize: number, maxLen: number, seed: number, log: (l: string) => void): Promise<BertForSequenceClassification> {
+export async function classifierFor(
+  dir: string | null,
+  preset: string | undefined,
+  head: HeadConfig,
+  vocabSize: number,
+  maxLen: number,
+  seed: number,
+  log: (l: string) => void,
+): Promise<BertForSequenceClassification> {
   if (!dir) {
     const config: BertConfig = presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)})
     return BertForSequenceClassification.init(config, head, seed)
@@ -80,6 +95,11 @@ function grownRows(t: HostTensor | undefined, rows: number, c: BertConfig, seed:
 }
 
 /** config.json + model.safetensors + vocab.txt + tokenizer_config.json + finetune_config.json. */
-export async function classifierCheckpoint(model: BertForSequenceClassification, vocabPath: string, c: FinetuneSettings, state: Record<string, unknown>): Promise<CheckpointFile[]> {
+export async function classifierCheckpoint(
+  model: BertForSequenceClassification,
+  vocabPath: string,
+  c: FinetuneSettings,
+  state: Record<string, unknown>,
+): Promise<CheckpointFile[]> {
   return [...(await classifierFiles(model)), {name: VOCAB_FILE, write: (p: string) => copyFile(vocabPath, p)}, ...configFiles(c, state)]
 }

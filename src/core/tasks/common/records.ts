@@ -80,8 +80,7 @@ export function arrayElementLines(text: string): number[] {
     else if (c === '[' || c === '{') {
       depth++
       if (depth === 1) expectValue = true
-    }
-    else if (c === ']' || c === '}') depth--
+    } else if (c === ']' || c === '}') depth--
     else if (c === ',' && depth === 1) expectValue = true
   }
   return out
@@ -89,7 +88,8 @@ export function arrayElementLines(text: string): number[] {
 
 /** A record as an object, or an error at its line. */
 export function asObject(r: JsonRecord, source: string): Record<string, unknown> {
-  if (typeof r.value !== 'object' || r.value === null || Array.isArray(r.value)) throw errorAt(source, r.line, `expected a JSON object, got ${Array.isArray(r.value) ? 'a list' : JSON.stringify(r.value)}`)
+  if (typeof r.value !== 'object' || r.value === null || Array.isArray(r.value))
+    throw errorAt(source, r.line, `expected a JSON object, got ${Array.isArray(r.value) ? 'a list' : JSON.stringify(r.value)}`)
   return r.value as Record<string, unknown>
 }
 
@@ -105,13 +105,16 @@ export function stringField(o: Record<string, unknown>, key: string, source: str
 export function indexField(o: Record<string, unknown>, key: string, source: string, line: number): number {
   const v = o[key]
   if (v === undefined) throw errorAt(source, line, `missing field "${key}"`)
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${JSON.stringify(v)}`)
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${JSON.stringify(v)}`)
   return v
 }
 
 /** The lines of a plain-text file (no trailing empty line), e.g. one label per line. */
 export function readTextLines(path: string): string[] {
-  const lines = readTaskText(path).split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+  const lines = readTaskText(path)
+    .split('\n')
+    .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
   return lines
 }

@@ -15,6 +15,7 @@ export function evaluateMrqaFiles(dataPath: string, predPath: string, skipNoAnsw
   const preds = readPredictionsFile(predPath)
   const missing = [...answers.keys()].filter((q) => !preds.has(q))
   const unknown = [...preds.keys()].filter((q) => !answers.has(q))
-  if (preds.size > 0 && missing.length === answers.size) throw new SpanError(`${predPath}: none of its ${preds.size} predictions is for a question of ${dataPath} (predictions for another dataset?)`)
+  if (preds.size > 0 && missing.length === answers.size)
+    throw new SpanError(`${predPath}: none of its ${preds.size} predictions is for a question of ${dataPath} (predictions for another dataset?)`)
   return {result: evaluateMrqa(answers, preds, skipNoAnswer), missing, unknown}
 }

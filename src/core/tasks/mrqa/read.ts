@@ -42,7 +42,8 @@ function readQuestion(qa: unknown, q: number, cps: string[], context: string, ou
   const o = qa as Record<string, unknown>
   const qid = stringField(o, 'qid', path, line)
   const question = stringField(o, 'question', path, line)
-  if (!Array.isArray(o.answers) || !o.answers.every((a) => typeof a === 'string')) throw errorAt(path, line, `${where} (${qid}): "answers" must be a list of strings`)
+  if (!Array.isArray(o.answers) || !o.answers.every((a) => typeof a === 'string'))
+    throw errorAt(path, line, `${where} (${qid}): "answers" must be a list of strings`)
   const spans = detectedSpans(o.detected_answers, cps.length, `${where} (${qid})`, path, line)
   if (opts.needSpans && spans.length === 0) throw errorAt(path, line, `${where} (${qid}): no detected_answers char span to train on`)
   const answers = spans.length > 0 ? [{text: cps.slice(spans[0][0], spans[0][1] + 1).join(''), start: spans[0][0]}] : []

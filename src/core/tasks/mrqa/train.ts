@@ -16,7 +16,12 @@ import type {MrqaFile} from './read.js'
 export const asSquad = (f: MrqaFile): SquadDataset => ({source: f.source, declaredVersion: null, version: '1.1', examples: f.examples})
 
 /** The {qid: text} predictions of an MRQA file (v1.1 decoding: always an answer). */
-export async function predictMrqa(run: Pick<SquadRun, 'model' | 'tokenizer'>, c: SquadFinetuneConfig, f: MrqaFile, batchSize: number): Promise<Record<string, string>> {
+export async function predictMrqa(
+  run: Pick<SquadRun, 'model' | 'tokenizer'>,
+  c: SquadFinetuneConfig,
+  f: MrqaFile,
+  batchSize: number,
+): Promise<Record<string, string>> {
   const decode = {nBest: c['n-best'], maxAnswerLen: c['max-answer-len'], v2: false, nullThreshold: 0}
   const preds = await predictSquad(run.model, run.tokenizer, f.examples, {windows: windowOptions(c), batchSize, decode})
   return collectOutputs(preds).predictions as Record<string, string>

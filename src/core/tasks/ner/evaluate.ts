@@ -19,14 +19,16 @@ export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
   const keep = (l: ConllLine) => (tokensOnly ? l.kind === 'token' : l.kind !== 'blank')
   const pl = pred.lines.filter(keep)
   const gt = gold.lines.filter(keep)
-  if (pl.length !== gt.length) throw new SpanError(`${pred.source}: ${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
+  if (pl.length !== gt.length)
+    throw new SpanError(`${pred.source}: ${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
   const predOf = new Map<ConllLine, string>()
   gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred)))
   return gold.lines.map((g) => (g.kind === 'blank' ? [] : [...g.fields, predOf.get(g) ?? 'O']))
 }
 
 function predictedTag(g: ConllLine, p: ConllLine, gold: ConllFile, pred: ConllFile): string {
-  if (p.fields[0] !== g.fields[0]) throw errorAt(pred.source, p.line, `token ${JSON.stringify(p.fields[0])} where ${gold.source}:${g.line} has ${JSON.stringify(g.fields[0])}`)
+  if (p.fields[0] !== g.fields[0])
+    throw errorAt(pred.source, p.line, `token ${JSON.stringify(p.fields[0])} where ${gold.source}:${g.line} has ${JSON.stringify(g.fields[0])}`)
   const tag = p.fields[p.fields.length - 1]
   if (p.fields.length < 2) throw errorAt(pred.source, p.line, 'no predicted tag (expected token PRED, token GOLD PRED or the gold layout with PRED last)')
   const goldTag = g.fields[g.fields.length - 1]

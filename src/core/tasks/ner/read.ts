@@ -58,7 +58,8 @@ export function parseConll(text: string, source: string, opts: {labeled: boolean
     if (width < 0) width = fields.length
     if (fields.length !== width) throw errorAt(source, i + 1, `expected ${width} columns as on the first token line, got ${fields.length}`)
     if (opts.labeled && fields.length < 2) throw errorAt(source, i + 1, 'expected a tag in the last column (token ... TAG)')
-    if (opts.labeled && !TAG.test(fields[fields.length - 1])) throw errorAt(source, i + 1, `not an IOB tag: ${JSON.stringify(fields[fields.length - 1])} (expected O, B-TYPE or I-TYPE)`)
+    if (opts.labeled && !TAG.test(fields[fields.length - 1]))
+      throw errorAt(source, i + 1, `not an IOB tag: ${JSON.stringify(fields[fields.length - 1])} (expected O, B-TYPE or I-TYPE)`)
     cur.push(lines.length - 1)
   })
   close()

@@ -42,7 +42,14 @@ export function nerUnits(file: ConllFile, labels: string[], tok: WordPieceTokeni
 export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean): TokenHostBatch {
   const B = fs.length
   const T = Math.max(...fs.map((f) => f.ids.length))
-  const b: TokenHostBatch = {B, T, ids: new Int32Array(B * T).fill(padId), segments: new Int32Array(B * T), mask: new Float32Array(B * T), labels: withLabels ? new Int32Array(B * T).fill(-1) : null}
+  const b: TokenHostBatch = {
+    B,
+    T,
+    ids: new Int32Array(B * T).fill(padId),
+    segments: new Int32Array(B * T),
+    mask: new Float32Array(B * T),
+    labels: withLabels ? new Int32Array(B * T).fill(-1) : null,
+  }
   fs.forEach((f, i) => {
     b.ids.set(f.ids, i * T)
     b.mask.fill(1, i * T, i * T + f.ids.length)
@@ -52,7 +59,15 @@ export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean)
 }
 
 /** The predicted tags of every sentence, in the given scheme. */
-export async function predictTags(model: BertForTokenClassification, file: ConllFile, units: NerFeature[], labels: string[], scheme: TagScheme, batchSize: number, padId: number): Promise<string[][]> {
+export async function predictTags(
+  model: BertForTokenClassification,
+  file: ConllFile,
+  units: NerFeature[],
+  labels: string[],
+  scheme: TagScheme,
+  batchSize: number,
+  padId: number,
+): Promise<string[][]> {
   const iob2 = file.sentences.map((s) => s.words.map(() => 'O'))
   for (let at = 0; at < units.length; at += batchSize) {
     const fs = units.slice(at, at + batchSize)
@@ -90,20 +105,37 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
     return {precision: s.precision, recall: s.recall, f1: s.f1, accuracy: s.accuracy}
   }
   return {
-    task: 'ner', params: run.model.params, units: train,
+    task: 'ner',
+    params: run.model.params,
+    units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateNer(us, pad, true),
     loss: (b, ctx) => run.model.loss(b, ctx),
-    evaluate, metric: 'f1', higherIsBetter: true,
-    files: async (state) => [...(await tokenClassifierFiles(run.model)), {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)}, ...configFiles(c, state)],
+    evaluate,
+    metric: 'f1',
+    higherIsBetter: true,
+    files: async (state) => [
+      ...(await tokenClassifierFiles(run.model)),
+      {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)},
+      ...configFiles(c, state),
+    ],
   }
 }
 
 /** The token classifier to fine-tune or to predict with: a checkpoint's (encoder and, when it fits, head), else a fresh --preset one. */
-export async function nerModel(dir: string | null, preset: string | undefined, head: HeadConfig, vocabSize: number, maxLen: number, seed: number, log: (l: string) => void): Promise<BertForTokenClassification> {
+export async function nerModel(
+  dir: string | null,
+  preset: string | undefined,
+  head: HeadConfig,
+  vocabSize: number,
+  maxLen: number,
+  seed: number,
+  log: (l: string) => void,
+): Promise<BertForTokenClassification> {
   if (!dir) return BertForTokenClassification.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)}), head, seed)
   const {config} = await readConfigJson(dir)
-  if (maxLen > config.max_position_embeddings) throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
+  if (maxLen > config.max_position_embeddings)
+    throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
   const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed)

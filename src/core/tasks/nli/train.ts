@@ -10,7 +10,8 @@ import type {FinetuneSettings} from '../../train/finetune-config.js'
 import {type ClassUnit, classifierCheckpoint, collateUnits, pairUnit, predictClasses} from '../common/classify.js'
 import type {NliExample} from './read.js'
 
-export const nliUnits = (examples: NliExample[], tok: WordPieceTokenizer, maxLen: number): ClassUnit[] => examples.map((e) => pairUnit(tok, e.premise, e.hypothesis, maxLen, e.label))
+export const nliUnits = (examples: NliExample[], tok: WordPieceTokenizer, maxLen: number): ClassUnit[] =>
+  examples.map((e) => pairUnit(tok, e.premise, e.hypothesis, maxLen, e.label))
 
 export interface NliRun {
   config: FinetuneSettings
@@ -27,11 +28,15 @@ export function nliAdapter(run: NliRun, train: ClassUnit[], dev: ClassUnit[] | n
     return {accuracy: pred.filter((p, i) => p === dev[i].label).length / dev.length}
   }
   return {
-    task: 'nli', params: run.model.params, units: train,
+    task: 'nli',
+    params: run.model.params,
+    units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),
     loss: (b, ctx) => run.model.loss(b, ctx),
-    evaluate, metric: 'accuracy', higherIsBetter: true,
+    evaluate,
+    metric: 'accuracy',
+    higherIsBetter: true,
     files: (state) => classifierCheckpoint(run.model, run.vocabPath, run.config, state),
   }
 }

@@ -30,8 +30,7 @@ export function parseCsv(text: string, source: string): {fields: string[]; line:
       if (c === '"' && text[i + 1] === '"') {
         field += '"'
         i++
-      }
-      else if (c === '"') quoted = false
+      } else if (c === '"') quoted = false
       else {
         field += c
         if (c === '\n') line++
@@ -42,8 +41,7 @@ export function parseCsv(text: string, source: string): {fields: string[]; line:
     else if (c === ',') {
       fields.push(field)
       field = ''
-    }
-    else if (c === '\n' || c === '\r') {
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++
       fields.push(field)
       if (fields.length > 1 || fields[0] !== '') rows.push({fields, line: start})
@@ -69,7 +67,8 @@ function fromObject(o: Record<string, unknown>, id: string, source: string, line
     return o[k] as string
   }
   const endings = Array.isArray(o.endings) ? o.endings : [0, 1, 2, 3].filter((k) => `ending${k}` in o).map((k) => str(`ending${k}`))
-  if (endings.length < 2 || !endings.every((e) => typeof e === 'string')) throw errorAt(source, line, 'expected at least two endings (ending0, ending1, ... or "endings")')
+  if (endings.length < 2 || !endings.every((e) => typeof e === 'string'))
+    throw errorAt(source, line, 'expected at least two endings (ending0, ending1, ... or "endings")')
   const label = labelOf(o.label, endings.length, source, line)
   if (label === null && requireLabel) throw errorAt(source, line, 'missing field "label"')
   return {id, context: str('sent1'), start: typeof o.sent2 === 'string' ? o.sent2 : '', endings: endings as string[], label, line}
@@ -79,7 +78,8 @@ function fromObject(o: Record<string, unknown>, id: string, source: string, line
 export function readSwagFile(path: string, opts: {requireLabel: boolean}): SwagExample[] {
   const text = readTaskText(path)
   const first = text.trimStart()[0]
-  if (first === '{' || first === '[') return readJsonRecords(path, text).map((r, i) => fromObject(asObject(r, path), String(i), path, r.line, opts.requireLabel))
+  if (first === '{' || first === '[')
+    return readJsonRecords(path, text).map((r, i) => fromObject(asObject(r, path), String(i), path, r.line, opts.requireLabel))
   const rows = parseCsv(text, path)
   if (rows.length === 0) throw new SpanError(`${path}: empty file`)
   const header = rows[0].fields

@@ -34,7 +34,14 @@ export function collateChoices(us: ChoiceUnit[], padId: number): ChoiceBatch {
   const K = us[0].choices.length
   if (us.some((u) => u.choices.length !== K)) throw new Error('every example of a batch needs the same number of choices')
   const labeled = us.every((u) => u.label !== null)
-  return {pairs: collateUnits(us.flatMap((u) => u.choices), padId), K, labels: labeled ? Int32Array.from(us, (u) => u.label as number) : null}
+  return {
+    pairs: collateUnits(
+      us.flatMap((u) => u.choices),
+      padId,
+    ),
+    K,
+    labels: labeled ? Int32Array.from(us, (u) => u.label as number) : null,
+  }
 }
 
 /** Choice scores [B, K] (call inside tf.tidy). */
@@ -68,14 +75,18 @@ export function swagAdapter(run: SwagRun, train: ChoiceUnit[], dev: ChoiceUnit[]
     return {accuracy: pred.filter((p, i) => p === dev[i].label).length / dev.length}
   }
   return {
-    task: 'swag', params: run.model.params, units: train,
+    task: 'swag',
+    params: run.model.params,
+    units: train,
     tokens: (u) => u.choices.reduce((n, c) => n + c.ids.length, 0),
     collate: (us) => collateChoices(us, pad),
     loss: (b, ctx) => {
       const scores = choiceScores(run.model, b, ctx) // [B, K]
       return crossEntropySum(scores, tf.tensor1d(b.labels as Int32Array, 'int32')).div(scores.shape[0]) as tf.Scalar
     },
-    evaluate, metric: 'accuracy', higherIsBetter: true,
+    evaluate,
+    metric: 'accuracy',
+    higherIsBetter: true,
     files: (state) => classifierCheckpoint(run.model, run.vocabPath, run.config, state),
   }
 }

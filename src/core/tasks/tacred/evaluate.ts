@@ -18,7 +18,8 @@ export function goldRelations(path: string): string[] {
 export function evaluateRelationFiles(goldPath: string, predPath: string, negative: string): RelationReport {
   const gold = goldRelations(goldPath)
   const pred = readTextLines(predPath)
-  if (gold.length !== pred.length) throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
+  if (gold.length !== pred.length)
+    throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
   const empty = pred.findIndex((p) => p.trim() === '')
   if (empty >= 0) throw new SpanError(`${predPath}:${empty + 1}: empty label`)
   return scoreRelations(gold, pred, negative)

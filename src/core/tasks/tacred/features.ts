@@ -23,7 +23,12 @@ export interface RelationFeature {
 /** Marker tokens and their ids: vocab size + k for the k-th new marker. */
 export class MarkerVocab {
   readonly ids = new Map<string, number>()
-  constructor(readonly base: number, markers: readonly string[] = [], private frozen = false, private readonly unk = 0) {
+  constructor(
+    readonly base: number,
+    markers: readonly string[] = [],
+    private frozen = false,
+    private readonly unk = 0,
+  ) {
     for (const m of markers) this.ids.set(m, base + this.ids.size)
   }
 
@@ -76,7 +81,14 @@ export function relationIds(ex: RelationExample, mode: FeatureMode, tok: WordPie
 }
 
 /** The classifier input of one example: truncated to maxLen, with its label number (or null). */
-export function relationFeature(ex: RelationExample, mode: FeatureMode, tok: WordPieceTokenizer, markers: MarkerVocab, maxLen: number, labels: readonly string[]): RelationFeature {
+export function relationFeature(
+  ex: RelationExample,
+  mode: FeatureMode,
+  tok: WordPieceTokenizer,
+  markers: MarkerVocab,
+  maxLen: number,
+  labels: readonly string[],
+): RelationFeature {
   const ids = relationIds(ex, mode, tok, markers).slice(0, maxLen)
   return {ids: Int32Array.from(ids), label: ex.relation === null ? null : labels.indexOf(ex.relation)}
 }

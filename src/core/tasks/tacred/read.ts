@@ -20,7 +20,14 @@ export interface RelationExample {
   line: number
 }
 
-const PTB = new Map([['-lrb-', '('], ['-rrb-', ')'], ['-lsb-', '['], ['-rsb-', ']'], ['-lcb-', '{'], ['-rcb-', '}']])
+const PTB = new Map([
+  ['-lrb-', '('],
+  ['-rrb-', ')'],
+  ['-lsb-', '['],
+  ['-rsb-', ']'],
+  ['-lcb-', '{'],
+  ['-rcb-', '}'],
+])
 
 /** run_tacred.py convert_token. */
 export const convertToken = (t: string): string => PTB.get(t.toLowerCase()) ?? t
@@ -39,7 +46,8 @@ export function readRelationFile(path: string, opts: RelationReadOptions): Relat
     const o = asObject(r, path)
     const tokens = o.token ?? o.tokens
     if (tokens === undefined) throw errorAt(path, r.line, 'missing field "token"')
-    if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === 'string')) throw errorAt(path, r.line, 'field "token" must be a non-empty list of strings')
+    if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === 'string'))
+      throw errorAt(path, r.line, 'field "token" must be a non-empty list of strings')
     const span = (a: string, b: string): [number, number] => {
       const s = indexField(o, a, path, r.line)
       const e = indexField(o, b, path, r.line)
@@ -48,10 +56,20 @@ export function readRelationFile(path: string, opts: RelationReadOptions): Relat
     }
     const relation = o.relation === undefined ? null : stringField(o, 'relation', path, r.line)
     if (relation === null && opts.requireLabel) throw errorAt(path, r.line, 'missing field "relation"')
-    if (relation !== null && known && !known.has(relation)) throw errorAt(path, r.line, `unknown relation ${JSON.stringify(relation)} (the model knows ${known.size} labels)`)
+    if (relation !== null && known && !known.has(relation))
+      throw errorAt(path, r.line, `unknown relation ${JSON.stringify(relation)} (the model knows ${known.size} labels)`)
     const type = (k: string) => (o[k] === undefined ? null : stringField(o, k, path, r.line))
     const id = typeof o.id === 'string' ? o.id : String(i)
-    return {id, tokens: (tokens as string[]).map(convertToken), subj: span('subj_start', 'subj_end'), obj: span('obj_start', 'obj_end'), subjType: type('subj_type'), objType: type('obj_type'), relation, line: r.line}
+    return {
+      id,
+      tokens: (tokens as string[]).map(convertToken),
+      subj: span('subj_start', 'subj_end'),
+      obj: span('obj_start', 'obj_end'),
+      subjType: type('subj_type'),
+      objType: type('obj_type'),
+      relation,
+      line: r.line,
+    }
   })
 }
 

@@ -41,7 +41,13 @@ export function relationUnits(examples: RelationExample[], run: Pick<TacredRun, 
 }
 
 /** Predicted label strings of examples. */
-export async function predictRelations(model: BertForSequenceClassification, units: ClassUnit[], labels: string[], batchSize: number, padId: number): Promise<string[]> {
+export async function predictRelations(
+  model: BertForSequenceClassification,
+  units: ClassUnit[],
+  labels: string[],
+  batchSize: number,
+  padId: number,
+): Promise<string[]> {
   return (await predictClasses(model, units, batchSize, padId)).map((k) => labels[k])
 }
 
@@ -51,15 +57,23 @@ export function tacredAdapter(run: TacredRun, trainUnits: ClassUnit[], devUnits:
   const evaluate = async (): Promise<DevScores | null> => {
     if (!run.dev || !devUnits) return null
     const pred = await predictRelations(run.model, devUnits, c.labels, c['batch-size'], pad)
-    const r = scoreRelations(run.dev.map((e) => e.relation as string), pred, c['negative-label'])
+    const r = scoreRelations(
+      run.dev.map((e) => e.relation as string),
+      pred,
+      c['negative-label'],
+    )
     return {precision: r.precision, recall: r.recall, f1: r.f1}
   }
   return {
-    task: 'tacred', params: run.model.params, units: trainUnits,
+    task: 'tacred',
+    params: run.model.params,
+    units: trainUnits,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),
     loss: (b, ctx) => run.model.loss(b, ctx),
-    evaluate, metric: 'f1', higherIsBetter: true,
+    evaluate,
+    metric: 'f1',
+    higherIsBetter: true,
     files: (state) => classifierCheckpoint(run.model, run.vocabPath, c, state),
   }
 }

@@ -42,7 +42,32 @@ describe('cuBLASLt layouts of row-major products', () => {
   })
 
   it('BatchMatMul: every transpose, odd sizes, batch shapes equal or broadcast', () => {
-    const cases: [number[], number[]][] = [[[3, 5], [5, 7]], [[1, 1], [1, 1]], [[2, 3, 4], [2, 4, 6]], [[2, 3, 3, 4], [2, 3, 4, 5]], [[4, 3, 2], [2, 5]], [[3, 2], [4, 2, 6]]]
+    const cases: [number[], number[]][] = [
+      [
+        [3, 5],
+        [5, 7],
+      ],
+      [
+        [1, 1],
+        [1, 1],
+      ],
+      [
+        [2, 3, 4],
+        [2, 4, 6],
+      ],
+      [
+        [2, 3, 3, 4],
+        [2, 3, 4, 5],
+      ],
+      [
+        [4, 3, 2],
+        [2, 5],
+      ],
+      [
+        [3, 2],
+        [4, 2, 6],
+      ],
+    ]
     for (const [as, bs] of cases) {
       for (const tA of [false, true]) {
         for (const tB of [false, true]) {
@@ -64,8 +89,12 @@ describe('cuBLASLt layouts of row-major products', () => {
   it('refuses batch shapes it cannot stride and sizes that do not fit', () => {
     expect(batchMatMulGemm([2, 3, 4], [3, 4, 5], false, false)).toBeNull()
     expect(batchMatMulGemm([2, 3, 3, 4], [3, 2, 4, 5], false, false)).toBeNull()
-    expect(() => ltGemm({rows: 3, cols: 4, ld: 4, batchStride: 0}, {rows: 5, cols: 2, ld: 2, batchStride: 0}, {rows: 3, cols: 2, ld: 2, batchStride: 0}, false, false, 1)).toThrow(/do not fit/)
-    expect(() => ltGemm({rows: 3, cols: 4, ld: 3, batchStride: 0}, {rows: 4, cols: 2, ld: 2, batchStride: 0}, {rows: 3, cols: 2, ld: 2, batchStride: 0}, false, false, 1)).toThrow(/row stride/)
+    expect(() =>
+      ltGemm({rows: 3, cols: 4, ld: 4, batchStride: 0}, {rows: 5, cols: 2, ld: 2, batchStride: 0}, {rows: 3, cols: 2, ld: 2, batchStride: 0}, false, false, 1),
+    ).toThrow(/do not fit/)
+    expect(() =>
+      ltGemm({rows: 3, cols: 4, ld: 3, batchStride: 0}, {rows: 4, cols: 2, ld: 2, batchStride: 0}, {rows: 3, cols: 2, ld: 2, batchStride: 0}, false, false, 1),
+    ).toThrow(/row stride/)
   })
 
   it('attention: heads side by side in [B, T, H], probabilities [B, A, T, T], forward and backward products', () => {

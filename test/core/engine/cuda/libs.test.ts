@@ -48,7 +48,11 @@ describe('cuda library search', () => {
 
   it('finds NVRTC and its builtins in the cuda_nvrtc wheel of any site-packages, builtins kept apart from nvrtc', () => {
     const sp = '/home/u/.local/lib/python3.12/site-packages'
-    const s = env({}, [`${sp}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12`, `${sp}/nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.8`, '/usr/lib/python3/dist-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12'])
+    const s = env({}, [
+      `${sp}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12`,
+      `${sp}/nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.8`,
+      '/usr/lib/python3/dist-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12',
+    ])
     expect(sitePackages(s)).toEqual([sp, '/usr/lib/python3/dist-packages'])
     const all = allCandidates(s)
     expect(all.nvrtc.slice(0, 2)).toEqual([`${sp}/nvidia/cuda_nvrtc/lib/libnvrtc.so.12`, '/usr/lib/python3/dist-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12'])
@@ -67,7 +71,11 @@ describe('cuda library search', () => {
   })
 
   it('never takes the driver from a toolkit or a wheel (their libcuda is a stub): SPAN_CUDA_LIBS, then the loader', () => {
-    const s = env({CUDA_HOME: '/usr/local/cuda', SPAN_CUDA_LIBS: '/drv'}, ['/usr/local/cuda/lib64/libcuda.so.1', '/usr/local/cuda/lib64/stubs/libcuda.so', '/drv/libcuda.so.1'])
+    const s = env({CUDA_HOME: '/usr/local/cuda', SPAN_CUDA_LIBS: '/drv'}, [
+      '/usr/local/cuda/lib64/libcuda.so.1',
+      '/usr/local/cuda/lib64/stubs/libcuda.so',
+      '/drv/libcuda.so.1',
+    ])
     expect(searchDirs('cuda', s)).toEqual(['/drv'])
     expect(candidates('cuda', s)).toEqual(['/drv/libcuda.so.1', 'libcuda.so.1'])
     expect(candidates('cuda', env({}, []))).toEqual(['libcuda.so.1'])

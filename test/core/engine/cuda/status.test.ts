@@ -49,10 +49,20 @@ describe('cuda status', () => {
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^cuda +missing +the cuda backend's kernels are not implemented yet; found Fake GPU, 80\.0 GiB/m)
     expect(r.stdout).not.toMatch(/^auto picks: cuda$/m)
-    const masked = ['tokenize', 'block', 'mask'].reduce((input, cmd) => span(cmd === 'tokenize' ? [cmd] : [cmd, ...(cmd === 'block' ? ['--len', '16'] : ['--seed', '1'])], {}, input).stdout, 'the union is strong\n')
-    const p = span(['pretrain', '--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--max-steps', '1', '--backend', 'cuda', '--out', join(dir0(), 'm')], env, masked)
+    const masked = ['tokenize', 'block', 'mask'].reduce(
+      (input, cmd) => span(cmd === 'tokenize' ? [cmd] : [cmd, ...(cmd === 'block' ? ['--len', '16'] : ['--seed', '1'])], {}, input).stdout,
+      'the union is strong\n',
+    )
+    const p = span(
+      ['pretrain', '--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--max-steps', '1', '--backend', 'cuda', '--out', join(dir0(), 'm')],
+      env,
+      masked,
+    )
     expect(p.status).not.toBe(0)
-    const lines = p.stderr.trim().split('\n').filter((l) => l.startsWith('span pretrain:'))
+    const lines = p.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('span pretrain:'))
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(/^span pretrain: --backend cuda is not available: the cuda backend's kernels are not implemented yet; found Fake GPU/)
     const failing = buildFakeCuda(true) as {dir: string}

@@ -19,10 +19,12 @@ const VARIANTS = ['zip-f32', 'legacy-f32', 'zip-f16', 'legacy-bf16', 'gamma-bare
 export function relError(a: number[][], b: number[][]): number {
   let num = 0
   let den = 0
-  a.forEach((row, i) => row.forEach((x, j) => {
-    num = Math.max(num, Math.abs(x - b[i][j]))
-    den = Math.max(den, Math.abs(b[i][j]))
-  }))
+  a.forEach((row, i) =>
+    row.forEach((x, j) => {
+      num = Math.max(num, Math.abs(x - b[i][j]))
+      den = Math.max(den, Math.abs(b[i][j]))
+    }),
+  )
   return num / den
 }
 
@@ -37,7 +39,19 @@ describe('pytorch_model.bin', () => {
       expect(initialised.filter((n) => !n.startsWith(name === 'gamma-bare' ? 'cls.' : 'cls.pair_target_predictions'))).toEqual([])
       expected.inputs.forEach((x, k) => {
         const T = x.ids.length
-        const got = tf.tidy(() => (hiddenStates(model.params, model.config, tf.tensor2d([x.ids], [1, T], 'int32'), tf.tensor2d([x.segments], [1, T], 'int32'), tf.ones([1, T]), [2]).arraySync() as number[][][])[0])
+        const got = tf.tidy(
+          () =>
+            (
+              hiddenStates(
+                model.params,
+                model.config,
+                tf.tensor2d([x.ids], [1, T], 'int32'),
+                tf.tensor2d([x.segments], [1, T], 'int32'),
+                tf.ones([1, T]),
+                [2],
+              ).arraySync() as number[][][]
+            )[0],
+        )
         expect(relError(got, expected.hidden[k])).toBeLessThan(1e-5)
       })
     } finally {
@@ -83,7 +97,10 @@ describe('hostile files: refused in one line, nothing executed', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'span-hostile-'))
     process.chdir(tmp) // the pickle would `touch span-pwned-marker` here
     try {
-      const err = await readTorchFile(join(dir, 'hostile', file)).then(() => null, (e: Error) => e)
+      const err = await readTorchFile(join(dir, 'hostile', file)).then(
+        () => null,
+        (e: Error) => e,
+      )
       expect(err?.message).toMatch(message)
       expect(err?.message).not.toContain('\n')
       expect(existsSync(join(tmp, 'span-pwned-marker'))).toBe(false)
