@@ -64,6 +64,7 @@ eval-every 1000, save-every 1000, backend auto, scheme span, p 0.2, max-span 10,
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),
     ratio: numberFlag('share of each block\'s tokens to mask (blocks)'),
+    dropout: numberFlag('hidden and attention dropout (default: the model config\'s, 0.1)', {min: 0, max: 0.999}),
   }
 
   async run(): Promise<void> {

@@ -20,6 +20,7 @@ export interface TrainerState {
   dropout_rng: number[] // the dropout generator's four state words
   data: FileFingerprint
   config: TrainConfig
+  world?: number // processes the run trained on (issue 14; absent: 1)
 }
 
 /** How files are written; tests swap it for one that fails (a full disk). */

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../data/rng.js'
+import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
@@ -19,7 +20,7 @@ import {ADAMW_DEFAULTS, AdamW, clipByGlobalNorm} from './optim.js'
 import type {Progress} from './progress.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
-import {type TrainData, freshModelConfig, prepareData, resumedModelConfig} from './setup.js'
+import {type TrainData, freshModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
 import {loadTrainingState} from './state.js'
 
 /** Where a run's output goes, and hooks for tests. */
@@ -53,6 +54,7 @@ interface Run {
   sched: LinearSchedule
   evalSetup: EvalSetup | null
   backend: BackendInfo
+  dp: DataParallel // issue 14: this rank's share, collectives, rank 0 writes
 }
 
 /**
@@ -60,23 +62,48 @@ interface Run {
  * Returns the signal that ended the run early (checkpointed), else null.
  */
 export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | null> {
-  const run = await setUp(spec)
+  const dp = DataParallel.open()
+  let run: Run | null = null
+  let failed: unknown
   try {
+    run = await setUp(spec, dp)
+    startRanks(run)
+    if (!dp.writes) io = {...io, out: quietOut(), progress: quietProgress()}
     describe(run, io)
     return await trainLoop(run, io)
+  } catch (err) {
+    failed = err
+    throw err
   } finally {
-    run.opt.dispose()
-    run.model.dispose()
-    await run.data.index.close()
+    dp.finish(failed, io.log)
+    run?.opt.dispose()
+    run?.model.dispose()
+    await run?.data.index.close()
   }
 }
 
+/** Every rank runs the same config on the same data, from rank 0's parameters (issue 14). */
+function startRanks(run: Run): void {
+  const {threads: _threads, ...same} = run.c
+  run.dp.checkSame('resolved config or data', {config: same, data: run.data.index.fingerprint, model: run.model.config})
+  run.dp.broadcast(run.model.params.entries())
+}
+
+/** Ranks other than 0 write no metrics and no progress. */
+function quietOut(): LineWriter {
+  return {record: async () => {}, flush: async () => {}} as unknown as LineWriter
+}
+
+function quietProgress(): Progress {
+  return {start() {}, update() {}, stop() {}}
+}
+
 /** Data first (its errors come before a backend starts), then backend, model, optimiser, state. */
-async function setUp(spec: RunSpec): Promise<Run> {
+async function setUp(spec: RunSpec, dp: DataParallel): Promise<Run> {
   const c = spec.config
   c.warmup = resolveWarmup(c)
   const resumed = spec.resume ? await resumedModelConfig(c, spec.resume) : null
-  const data = await prepareData(c, (vocab) => resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), spec.resume)
+  const data = await prepareData(c, (vocab) => withDropout(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), c.dropout), spec.resume)
   let backend: BackendInfo
   try {
     const ev = evalSetupOf(c, data, data.model)
@@ -86,14 +113,14 @@ async function setUp(spec: RunSpec): Promise<Run> {
     await data.index.close()
     throw err
   }
-  const state = await startModel(spec, data)
+  const state = await startModel(spec, data, dp)
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
-  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend}
+  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp}
 }
 
 /** A fresh model and optimiser, or the checkpoint's with the trainer state it saved. */
-async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step'>> {
+async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, dp: DataParallel): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step'>> {
   const c = spec.config
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   const sampler = new EpochSampler(data.index.size, c.seed)
@@ -104,6 +131,7 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}):
     const state = checkTrainerState(await loadTrainingState(spec.resume, opt), spec.resume)
     checkMoments(opt, model, spec.resume)
     checkFingerprint(data.index.name, state.data, data.index.fingerprint)
+    dp.checkResumeWorld(state.world, spec.resume)
     sampler.restore(state.sampler)
     return {model, opt, sampler, dropout: Rng.fromState(state.dropout_rng), step: state.step}
   } catch (err) {
@@ -138,6 +166,8 @@ function describe(run: Run, io: TrainIO): void {
     `${run.model.params.size()} parameters, objectives ${m.objectives.join(',')}; backend ${run.backend.name}; ` +
     `${run.data.index.size} ${run.data.rules.kind === 'blocks' ? 'blocks (masked dynamically, a fresh mask every epoch)' : 'masked examples'}` +
     (run.step > 0 ? `; resuming at step ${run.step}` : ''))
+  const {size} = run.dp
+  io.log(`effective batch ${size * run.c['batch-size'] * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
 }
 
 /**
@@ -151,9 +181,10 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   let evaluated = -1
   let window = newWindow()
   const signal = watchSignals()
+  let stop: string | null = null // a signal any rank caught, agreed after every step
   io.progress.start(c['max-steps'], run.step)
   try {
-    while (run.step < last && !signal.caught) {
+    while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
       const r = oneStep(run, lr)
@@ -162,7 +193,8 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       mergeTally(window.tally, r.tally)
       io.progress.update(run.step, r.tally.batches ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
-      if (run.step % c['log-every'] === 0 || run.step === last || signal.caught) {
+      stop = run.dp.agreeStop(signal.caught)
+      if (run.step % c['log-every'] === 0 || run.step === last || stop) {
         await emit(io, trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds))
         window = newWindow()
       }
@@ -174,10 +206,11 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     signal.dispose()
     io.progress.stop()
   }
-  if (signal.caught) io.log(`${signal.caught} at step ${run.step}: saving a checkpoint; continue with --resume ${run.spec.out}`)
-  if (run.evalSetup && evaluated !== run.step && !signal.caught) await runEval(run, io)
+  if (stop) io.log(`${stop} at step ${run.step}: saving a checkpoint; continue with --resume ${run.spec.out}`)
+  if (run.evalSetup && evaluated !== run.step && !stop) await runEval(run, io)
   if (saved !== run.step) await save(run, io)
-  return signal.caught
+  if (run.dp.size > 1) io.log(`all-reduce: ${(run.dp.allReduceSeconds * 1000 / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
+  return stop
 }
 
 /** The metrics of the steps since the last record. */
@@ -221,16 +254,22 @@ function mergeTally(into: Tally, t: Tally): void {
  * global norm of --clip (BERT, SpanBERT: 1.0), one AdamW update (SPEC.md "Model and optimisation").
  */
 function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
-  const ctx: ForwardContext = {training: true, rng: run.dropout}
+  const rng = run.dp.size > 1 ? deriveRng(run.c.seed, STREAM.dropout, run.step, run.dp.rank) : run.dropout // per rank and step: resumable without per-rank state
+  const ctx: ForwardContext = {training: true, rng}
   const acc = new Map<string, tf.Tensor>()
   const tally = new Tally()
   try {
     for (let k = 0; k < run.c.accumulate; k++) {
       const host = nextBatch(run)
-      if (host.mlmPos.length === 0) continue // no targets: nothing to learn from (blocks of special tokens only)
+      const n = run.dp.counts({mlm: host.mlmPos.length, sbo: host.sboLabels.length, rows: host.B}) // the global batch's
+      if (n.mlm === 0) continue // no targets: nothing to learn from (blocks of special tokens only)
+      if (host.mlmPos.length === 0) {
+        tally.add(new Float32Array(9), 0, realTokens(host)) // this rank's share has none; the others' count
+        continue
+      }
       const b = toTensors(host)
       try {
-        const r = microStep(run.model, b, ctx)
+        const r = microStep(run.model, b, ctx, n)
         addGrads(acc, r.grads)
         tally.add(r.stats, r.total, realTokens(host))
       } finally {
@@ -239,6 +278,8 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
     }
     if (tally.batches === 0) return {tally, gradNorm: 0}
     scaleGrads(acc, 1 / tally.batches)
+    run.dp.reduceGrads(run.model.params.entries(), acc) // summed over ranks: the global batch's gradient
+    run.dp.reduceTally(tally)
     const {norm: gradNorm, scale} = clipByGlobalNorm(acc, run.c.clip > 0 ? run.c.clip : Infinity)
     run.opt.apply(run.model.params.entries(), acc, lr, scale)
     return {tally, gradNorm}
@@ -250,9 +291,10 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */
 function nextBatch(run: Run): HostBatch {
   const examples: MaskedExample[] = []
-  for (let j = 0; j < run.c['batch-size']; j++) {
+  const [lo, hi] = run.dp.share(run.c['batch-size']) // this rank's rows of the global micro-batch
+  for (let j = 0; j < run.dp.size * run.c['batch-size']; j++) {
     const {index, epoch} = run.sampler.next()
-    examples.push(run.maker.make(run.data.index.read(index), index, epoch))
+    if (j >= lo && j < hi) examples.push(run.maker.make(run.data.index.read(index), index, epoch))
   }
   const m = run.model.config
   return collate(examples, {padId: run.data.vocab.special.pad, maxTargets: m.sbo.max_targets, maxPositions: m.max_position_embeddings})
@@ -265,15 +307,17 @@ function realTokens(h: HostBatch): number {
 }
 
 async function runEval(run: Run, io: TrainIO): Promise<number> {
+  if (!run.dp.writes) return run.step
   const tally = await evaluate(run.model, run.evalSetup as EvalSetup)
   await emit(io, evalRecord(run.step, tally, run.model.config.objectives))
   return run.step
 }
 
 async function save(run: Run, io: TrainIO): Promise<number> {
+  if (!run.dp.writes) return run.step // rank 0 alone writes
   const state: TrainerState = {
     format: STATE_FORMAT, step: run.step, sampler: run.sampler.state(), dropout_rng: run.dropout.state(),
-    data: run.data.index.fingerprint, config: run.c,
+    data: run.data.index.fingerprint, config: run.c, world: run.dp.size,
   }
   await saveTrainingCheckpoint(run.spec.out, run.model, run.opt, run.data.vocabPath, state, io.fileHook)
   await emit(io, {step: run.step, checkpoint: run.spec.out})

@@ -5,6 +5,13 @@ import {crossEntropySum} from '../model/loss.js'
 import type {PretrainOutputs, SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
 
+/** Denominators of a batch's loss terms: its own counts, or a data-parallel global batch's. */
+export interface LossCounts {
+  mlm: number
+  sbo: number
+  rows: number
+}
+
 /** Sums and counts of one or more batches, per objective: what metrics and evaluation report. */
 export class Tally {
   /** mlm, sbo, nsp: [summed cross-entropy, correct argmax, targets] */
@@ -45,7 +52,7 @@ export class Tally {
  * accuracies need, in one vector so that one read brings everything to the host:
  * stats = [mlm_sum, mlm_correct, n_mlm, sbo_sum, sbo_correct, n_sbo, nsp_sum, nsp_correct, n_nsp].
  */
-export function objectiveTerms(out: PretrainOutputs, b: Batch): {total: tf.Scalar; stats: tf.Tensor1D} {
+export function objectiveTerms(out: PretrainOutputs, b: Batch, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
   const zero = tf.scalar(0)
   const term = (logits: tf.Tensor2D | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
     if (!logits || !labels || n === 0) return [zero, zero, tf.scalar(0)]
@@ -56,9 +63,10 @@ export function objectiveTerms(out: PretrainOutputs, b: Batch): {total: tf.Scala
   const mlm = term(out.mlmLogits, b.mlmLabels, b.nMlm)
   const sbo = term(out.sboLogits, b.sboLabels, b.nSbo)
   const nsp = term(out.nspLogits, b.nextLabels, b.B)
-  let total = mlm[0].div(Math.max(b.nMlm, 1)) as tf.Scalar // []
-  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(b.nSbo))
-  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(b.B))
+  const n = norm ?? {mlm: b.nMlm, sbo: b.nSbo, rows: b.B} // data-parallel: the global batch's counts (issue 14)
+  let total = mlm[0].div(Math.max(n.mlm, 1)) as tf.Scalar // []
+  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(n.sbo))
+  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(n.rows))
   return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
 }
 
@@ -78,14 +86,14 @@ export function evalBatch(model: SpanBertForPreTraining, b: Batch, ctx: ForwardC
  * Loss, stats and gradients of one micro-batch (gradients keyed by parameter name; the
  * caller disposes them). The model engineer's step.ts lossAndGrads, plus the accuracy stats.
  */
-export function microStep(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext): {stats: Float32Array; total: number; grads: Map<string, tf.Tensor>} {
+export function microStep(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, norm?: LossCounts): {stats: Float32Array; total: number; grads: Map<string, tf.Tensor>} {
   if (model.config.objectives.includes('nsp') && !b.nextLabels) {
     throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
   }
   const entries = model.params.entries()
   const kept: tf.Tensor[] = []
   const {value, grads} = tf.variableGrads(() => {
-    const t = objectiveTerms(model.forward(b, ctx), b)
+    const t = objectiveTerms(model.forward(b, ctx), b, norm)
     kept.push(tf.keep(t.stats))
     return t.total
   }, entries.map(([, v]) => v))

@@ -32,6 +32,11 @@ export function freshModelConfig(c: TrainConfig, vocabSize: number, padId: numbe
   return presetConfig(c.preset as PresetName, vocabSize, o)
 }
 
+/** --dropout R: the hidden and attention dropout of this run (null: the config's own). */
+export function withDropout(m: BertConfig, rate: number | null): BertConfig {
+  return rate === null ? m : {...m, hidden_dropout_prob: rate, attention_probs_dropout_prob: rate}
+}
+
 /** The checkpoint's model config, which a resumed run keeps. */
 export async function resumedModelConfig(c: TrainConfig, dir: string): Promise<BertConfig> {
   const cfg = await readConfig(dir)
