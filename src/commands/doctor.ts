@@ -3,6 +3,7 @@ import * as tf from '@tensorflow/tfjs'
 import {SpanCommand} from '../base.js'
 import {AUTO_ORDER, initBackend} from '../core/engine/backend.js'
 import {loadNative} from '../core/engine/native.js'
+import {engineLine, probeDistEngines} from '../core/dist/probe.js'
 
 /** One backend's line of the report. */
 export interface BackendReport {
@@ -64,7 +65,7 @@ export default class Doctor extends SpanCommand {
     const notInAuto = DOCTOR_ORDER.filter((b) => !(AUTO_ORDER as readonly string[]).includes(b))
     if (flags.json) {
       for (const r of reports) process.stdout.write(JSON.stringify(r) + '\n')
-      process.stdout.write(JSON.stringify({auto, not_in_auto_order: notInAuto}) + '\n')
+      process.stdout.write(JSON.stringify({auto, not_in_auto_order: notInAuto, collectives: probeDistEngines()}) + '\n')
       return
     }
     const width = Math.max(...reports.map((r) => r.backend.length))
@@ -79,5 +80,6 @@ export default class Doctor extends SpanCommand {
           : `available, but ${auto} comes first`
       process.stdout.write(`  not ${r.backend}: ${why}\n`)
     }
+    for (const e of probeDistEngines()) process.stdout.write(engineLine(e)) // issue 14: MPI and NCCL
   }
 }

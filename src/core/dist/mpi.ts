@@ -12,7 +12,8 @@ export function loadMpi(env: NodeJS.ProcessEnv = process.env): {addon: DistAddon
   const {addon, error} = loadDistAddon()
   if (!addon) return {addon: null, error}
   const why = addon.loadMpi(mpiLibrary(env))
-  return why ? {addon: null, error: `${mpiLibrary(env)}: ${why} (Debian: apt-get install openmpi-bin libopenmpi-dev)`} : {addon, error: null}
+  if (!why) return {addon, error: null}
+  return {addon: null, error: `${why.startsWith(mpiLibrary(env)) ? '' : `${mpiLibrary(env)}: `}${why} (Debian: apt-get install openmpi-bin libopenmpi-dev)`}
 }
 
 /**

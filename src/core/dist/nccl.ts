@@ -12,7 +12,7 @@ export function probeNccl(env: NodeJS.ProcessEnv = process.env): {available: boo
   if (!addon) return {available: false, detail: error as string}
   const r = addon.loadNccl(ncclLibrary(env))
   if (r.startsWith('version ')) return {available: true, detail: `NCCL ${r} (${ncclLibrary(env)}); device all-reduce waits for the cuda backend`}
-  return {available: false, detail: `${ncclLibrary(env)}: ${r}`}
+  return {available: false, detail: r.startsWith(ncclLibrary(env)) ? r : `${ncclLibrary(env)}: ${r}`}
 }
 
 export const NCCL_UNIQUE_ID_BYTES = 128

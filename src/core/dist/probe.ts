@@ -16,3 +16,8 @@ export function probeDistEngines(env: NodeJS.ProcessEnv = process.env): EngineRe
     : {engine: 'mpi', available: false, detail: m.error as string}
   return [mpi, {engine: 'nccl', ...probeNccl(env)}]
 }
+
+/** `span doctor`'s text line of an engine: `collectives mpi  ok  …` or `… missing  why`. */
+export function engineLine(r: EngineReport): string {
+  return `collectives ${r.engine.padEnd(4)}  ${r.available ? 'ok     ' : 'missing'}  ${r.detail}\n`
+}
