@@ -4,6 +4,7 @@ import {SpanCommand, numberFlag} from '../../base.js'
 import {backendFlags} from '../../backend-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
+import {setDropout} from '../../core/train/setup.js'
 import {BertForSequenceClassification, type HeadConfig, loadClassifier} from '../../core/model/classifier.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
@@ -61,6 +62,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),
     ...backendFlags(),
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
+    dropout: numberFlag('hidden and attention dropout (default: the checkpoint\'s or preset\'s, 0.1)', {min: 0, max: 0.999}),
     'span-ft': Flags.boolean({description: 'Span Fine-tuning (Bao et al. §3): the span CNN beside [CLS]', dependsOn: ['dict']}),
     dict: Flags.string({description: 'n-gram dictionary (span segment-ngrams --build) for --span-ft'}),
     'max-spans': Flags.integer({description: 'r: spans per example (§4.1: 16)', default: 16, min: 1}),
@@ -82,6 +84,7 @@ model.safetensors, vocab.txt, tokenizer_config.json, finetune_config.json and, w
     const dev = flags.dev ? await readFeatures(flags.dev, task, fz) : null
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, task, vocab)
+    setDropout(model.config, flags.dropout) // issue 14
     try {
       const out = new LineWriter(process.stdout)
       const log = (line: string) => process.stderr.write(`${LOG}: ${line}\n`)

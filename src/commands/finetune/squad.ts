@@ -5,6 +5,7 @@ import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, PRESETS, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
 import {VOCAB_FILE, isCheckpoint} from '../../core/model/checkpoint.js'
+import {setDropout} from '../../core/train/setup.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {LineWriter} from '../../core/stream/writer.js'
 import {readSquadFile, type SquadDataset, type SquadVersion} from '../../core/tasks/squad/index.js'
@@ -54,6 +55,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     seed: Flags.integer({description: 'seed of the QA head, the order and dropout', default: 1, min: 0}),
     ...backendFlags(),
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
+    dropout: numberFlag('hidden and attention dropout (default: the checkpoint\'s or preset\'s, 0.1)', {min: 0, max: 0.999}),
     'n-best': Flags.integer({description: 'dev decoding: start and end candidates', default: 20, min: 1}),
     'max-answer-len': Flags.integer({description: 'dev decoding: longest answer in tokens', default: 30, min: 1}),
     'null-threshold': numberFlag('dev decoding (v2.0): predict no answer when null score − best span score exceeds this', {default: 0}),
@@ -71,6 +73,7 @@ without --dev): config.json, model.safetensors, vocab.txt, tokenizer_config.json
     const config = this.runConfig(flags, version, cased)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await this.model(flags, config, vocab)
+    setDropout(model.config, flags.dropout) // issue 14
     try {
       const out = new LineWriter(process.stdout)
       const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
