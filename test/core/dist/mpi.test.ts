@@ -111,6 +111,25 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(existsSync(join(tmp, 'mix'))).toBe(false)
   })
 
+  it('SIGINT to mpirun: every rank stops after the same step and rank 0 saves one checkpoint', async () => {
+    const out = join(tmp, 'interrupted')
+    const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
+    let stdout = ''
+    let stderr = ''
+    job.stdout.on('data', (d) => (stdout += d))
+    job.stderr.on('data', (d) => (stderr += d))
+    const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
+    while (!stdout.includes('"step":2,')) await new Promise((r) => setTimeout(r, 100))
+    job.kill('SIGINT')
+    expect(await ended).not.toBe(0)
+    const recs = records(stdout)
+    const last = recs.at(-1) as Record<string, unknown>
+    expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: out})
+    expect(JSON.parse(readFileSync(join(out, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
+    expect(stderr.match(/^span pretrain: SIG\w+ at step \d+: saving a checkpoint/gm)).toHaveLength(1)
+    expect(stderr).toContain(`[rank 1] span pretrain: SIGTERM at step ${last.step}`)
+  }, 120_000)
+
   it('ends the job within 60 s, naming the rank, when a rank is killed mid-run', async () => {
     const out = join(tmp, 'killed')
     const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
