@@ -111,6 +111,16 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(existsSync(join(tmp, 'mix'))).toBe(false)
   })
 
+  it('a rank that fails (rank 0 cannot write its checkpoint) ends the job at once, naming itself', () => {
+    writeFileSync(join(tmp, 'a-file'), 'x')
+    const t0 = Date.now()
+    const r = run([...MPI, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1000', '--save-every', '2', '--batch-size', '4', '--out', join(tmp, 'a-file', 'ckpt')], 60_000)
+    expect(Date.now() - t0).toBeLessThan(60_000)
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toMatch(/^span pretrain: rank 0 failed: .*a-file\/ckpt: could not save the checkpoint of step 2: .*; ending the job$/m)
+    expect(r.stderr).toContain('MPI_ABORT was invoked on rank 0')
+  })
+
   it('SIGINT to mpirun: every rank stops after the same step and rank 0 saves one checkpoint', async () => {
     const out = join(tmp, 'interrupted')
     const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
