@@ -95,6 +95,14 @@ export class DataParallel {
     t.tokens = b[10]
   }
 
+  /** A number summed over ranks (a loss already weighted by each rank's share). */
+  sum(x: number): number {
+    if (this.size === 1) return x
+    const b = Float64Array.from([x])
+    this.coll.allReduceSum([b])
+    return b[0]
+  }
+
   /** A signal caught by any rank stops every rank after the same step. */
   agreeStop(caught: string | null): string | null {
     return anyRank(this.coll, caught !== null) ? (caught ?? 'SIGTERM') : null

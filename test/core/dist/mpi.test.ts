@@ -88,6 +88,22 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(JSON.parse(readFileSync(join(two, 'trainer_state.json'), 'utf8')).world).toBe(2)
   })
 
+  it('finetune glue: 2 ranks × batch 4 match 1 process × batch 8, the last batch split unevenly', async () => {
+    const tsv = join(tmp, 'sst2.tsv')
+    const words = ['good', 'bad', 'fine', 'dull', 'warm', 'slow', 'funny', 'flat', 'bright', 'grim']
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 30}, (_, i) => `${words[i % 10]} and ${words[(i * 3) % 10]} film ${i}\t${i % 2}`).join('\n') + '\n')
+    const ft = (out: string, bs: string) => ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '2', '--lr', '1e-3',
+      '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', bs, '--out', join(tmp, out)]
+    const a = run(ft('g1', '8'))
+    const b = run([...MPI, ...ft('g2', '4')])
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    const [ra, rb] = [records(a.stdout), records(b.stdout)]
+    expect(rb.map((r) => r.step)).toEqual(ra.map((r) => r.step)) // 4 steps per epoch: 30 examples in global batches of 8
+    ra.forEach((r, i) => expect(Math.abs(rb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
+    expect(await weightGap(join(tmp, 'g1'), join(tmp, 'g2'))).toBeLessThan(1e-5)
+  })
+
   it('resumes exactly at world size 2 and refuses another', async () => {
     const full = join(tmp, 'full')
     const part = join(tmp, 'part')

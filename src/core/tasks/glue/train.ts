@@ -6,6 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs'
 import {gradsByName} from '../../train/step.js'
+import {DataParallel} from '../../dist/data-parallel.js'
 import {copyFile, writeFile} from 'node:fs/promises'
 import type {Rng} from '../../data/rng.js'
 import type {GlueScores} from '../../metrics/glue-score.js'
@@ -68,8 +69,8 @@ export interface GlueIO {
 }
 
 /** run_classifier's num_train_steps (ceil of examples / batch, × epochs) and warm-up proportion. */
-export function glueSchedule(c: GlueFinetuneConfig, n: number): {sched: LinearSchedule; stepsPerEpoch: number} {
-  const stepsPerEpoch = Math.ceil(n / c['batch-size'])
+export function glueSchedule(c: GlueFinetuneConfig, n: number, world = 1): {sched: LinearSchedule; stepsPerEpoch: number} {
+  const stepsPerEpoch = Math.ceil(n / (world * c['batch-size'])) // a step takes world × batch examples (issue 14)
   const total = stepsPerEpoch * c.epochs
   return {sched: new LinearSchedule(c.lr, Math.floor(total * c['warmup-proportion']), total), stepsPerEpoch}
 }
@@ -81,12 +82,29 @@ interface EpochState {
   epoch: number
   step: number
   stepsPerEpoch: number
+  dp: DataParallel
 }
 
 /** Trains for c.epochs; returns the best dev score (null without --dev). */
 export async function finetuneGlue(run: GlueRun, io: GlueIO): Promise<number | null> {
+  const dp = DataParallel.open()
+  let failed: unknown
+  try {
+    const {threads: _t, ...same} = run.config
+    dp.checkSame('resolved config or data', {config: same, train: run.train.length, dev: run.dev?.length ?? null})
+    dp.broadcast(run.model.params.entries())
+    return await trainGlue(run, dp.writes ? io : {...io, out: {record: async () => {}} as unknown as LineWriter, progress: () => {}}, dp)
+  } catch (err) {
+    failed = err
+    throw err
+  } finally {
+    dp.finish(failed, io.log)
+  }
+}
+
+async function trainGlue(run: GlueRun, io: GlueIO, dp: DataParallel): Promise<number | null> {
   const c = run.config
-  const {sched, stepsPerEpoch} = glueSchedule(c, run.train.length)
+  const {sched, stepsPerEpoch} = glueSchedule(c, run.train.length, dp.size)
   io.log(`${run.train.length} training examples; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   const dropout = deriveRng(c.seed, STREAM.dropout)
@@ -94,8 +112,8 @@ export async function finetuneGlue(run: GlueRun, io: GlueIO): Promise<number | n
   let step = 0
   try {
     for (let epoch = 0; epoch < c.epochs; epoch++) {
-      step = await trainEpoch(run, io, {opt, dropout, sched, epoch, step, stepsPerEpoch})
-      best = await endOfEpoch(run, io, epoch, step, best)
+      step = await trainEpoch(run, io, {opt, dropout, sched, epoch, step, stepsPerEpoch, dp})
+      if (dp.writes) best = await endOfEpoch(run, io, epoch, step, best) // rank 0 alone scores and saves
     }
   } finally {
     opt.dispose()
@@ -111,10 +129,12 @@ async function trainEpoch(run: GlueRun, io: GlueIO, s: EpochState): Promise<numb
   let step = s.step
   let losses: number[] = []
   for (let k = 0; k < s.stepsPerEpoch; k++) {
-    const batch = Array.from(order.subarray(k * bs, (k + 1) * bs), (i) => run.train[i])
+    const global = order.subarray(k * bs * s.dp.size, (k + 1) * bs * s.dp.size) // one global batch of the epoch's order
+    const [lo, hi] = s.dp.share(bs)
+    const batch = Array.from(global.subarray(lo, hi), (i) => run.train[i]) // this rank's rows (the last batch: maybe none)
     const lr = s.sched.at(step + 1)
-    const b = collateGlue(batch, run.padId, spanLimits(run.model), run.model.head.num_labels === 1)
-    losses.push(optimiseStep(run, s, b, lr))
+    const b = batch.length ? collateGlue(batch, run.padId, spanLimits(run.model), run.model.head.num_labels === 1) : null
+    losses.push(optimiseStep(run, s, b, lr, batch.length / global.length))
     step++
     io.progress(step, s.sched.total, losses[losses.length - 1])
     if (step % c['log-every'] === 0 || k === s.stepsPerEpoch - 1) {
@@ -126,9 +146,14 @@ async function trainEpoch(run: GlueRun, io: GlueIO, s: EpochState): Promise<numb
 }
 
 /** Forward, backward, clipping to --clip, one AdamW update. Returns the loss; leaves no tensors. */
-function optimiseStep(run: GlueRun, s: EpochState, b: ClsHostBatch, lr: number): number {
-  const ctx: ForwardContext = {training: true, rng: s.dropout}
-  const {loss, grads} = gradsByName(run.model.params, () => run.model.loss(b, ctx))
+function optimiseStep(run: GlueRun, s: EpochState, b: ClsHostBatch | null, lr: number, share = 1): number {
+  const rng = s.dp.size > 1 ? deriveRng(run.config.seed, STREAM.dropout, s.opt.step, s.dp.rank) : s.dropout // per rank and step
+  const ctx: ForwardContext = {training: true, rng}
+  // the batch mean of the global batch: this rank's mean weighted by its share of the rows, summed over ranks
+  const local = b ? gradsByName(run.model.params, () => (share === 1 ? run.model.loss(b, ctx) : tf.mul(run.model.loss(b, ctx), share) as tf.Scalar)) : {loss: 0, grads: new Map<string, tf.Tensor>()}
+  const grads = local.grads
+  s.dp.reduceGrads(run.model.params.entries(), grads)
+  const loss = s.dp.sum(local.loss)
   try {
     const {scale} = clipByGlobalNorm(grads, run.config.clip > 0 ? run.config.clip : Infinity)
     s.opt.apply(run.model.params.entries(), grads, lr, scale)
