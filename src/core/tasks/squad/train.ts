@@ -7,6 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs'
 import {gradsByName} from '../../train/step.js'
+import {DataParallel} from '../../dist/data-parallel.js'
 import cliProgress from 'cli-progress'
 import {copyFile, writeFile} from 'node:fs/promises'
 import type {Rng} from '../../data/rng.js'
@@ -112,17 +113,34 @@ export interface FinetuneIO {
 }
 
 /** The run's learning-rate schedule: run_squad's num_train_steps and warm-up proportion. */
-export function squadSchedule(c: FinetuneConfig, nWindows: number): {sched: LinearSchedule; stepsPerEpoch: number} {
-  const stepsPerEpoch = Math.ceil(nWindows / (c['batch-size'] * c.accumulate))
+export function squadSchedule(c: FinetuneConfig, nWindows: number, world = 1): {sched: LinearSchedule; stepsPerEpoch: number} {
+  const stepsPerEpoch = Math.ceil(nWindows / (world * c['batch-size'] * c.accumulate)) // issue 14: world × batch per micro-batch
   const total = stepsPerEpoch * c.epochs
   return {sched: new LinearSchedule(c.lr, Math.floor(total * c['warmup-proportion']), total), stepsPerEpoch}
 }
 
 /** Trains for c.epochs; returns the best dev F1 (or null without --dev). */
 export async function finetuneSquad(run: FinetuneRun, io: FinetuneIO): Promise<number | null> {
+  const dp = DataParallel.open()
+  let failed: unknown
+  try {
+    const {threads: _t, ...same} = run.config
+    dp.checkSame('resolved config or data', {config: same, questions: run.train.examples.length})
+    dp.broadcast(run.model.params.entries())
+    const quiet = {start() {}, update() {}, stop() {}} as unknown as FinetuneIO['progress']
+    return await trainSquad(run, dp.writes ? io : {...io, out: {record: async () => {}} as unknown as FinetuneIO['out'], progress: quiet}, dp)
+  } catch (err) {
+    failed = err
+    throw err
+  } finally {
+    dp.finish(failed, io.log)
+  }
+}
+
+async function trainSquad(run: FinetuneRun, io: FinetuneIO, dp: DataParallel): Promise<number | null> {
   const c = run.config
   const {windows, skipped} = buildTrainWindows(run.train, c.version, run.tokenizer, windowOptions(c))
-  const {sched, stepsPerEpoch} = squadSchedule(c, windows.length)
+  const {sched, stepsPerEpoch} = squadSchedule(c, windows.length, dp.size)
   io.log(`${run.train.examples.length} questions, ${windows.length} windows${skipped ? ` (${skipped} questions skipped: answer not found in the passage)` : ''}; ` +
     `${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
@@ -132,8 +150,8 @@ export async function finetuneSquad(run: FinetuneRun, io: FinetuneIO): Promise<n
   io.progress.start(sched.total)
   try {
     for (let epoch = 0; epoch < c.epochs; epoch++) {
-      step = await trainEpoch(run, io, {opt, dropout, sched, windows, epoch, step, stepsPerEpoch})
-      best = await endOfEpoch(run, io, epoch, step, best)
+      step = await trainEpoch(run, io, {opt, dropout, sched, windows, epoch, step, stepsPerEpoch, dp})
+      if (dp.writes) best = await endOfEpoch(run, io, epoch, step, best) // rank 0 alone scores and saves
     }
   } finally {
     io.progress.stop()
@@ -150,13 +168,14 @@ interface EpochState {
   epoch: number
   step: number
   stepsPerEpoch: number
+  dp: DataParallel
 }
 
 /** One pass over the windows in a fresh seeded order; returns the step count after it. */
 async function trainEpoch(run: FinetuneRun, io: FinetuneIO, s: EpochState): Promise<number> {
   const c = run.config
   const order = permutation(s.windows.length, deriveRng(c.seed, STREAM.order, s.epoch))
-  const perStep = c['batch-size'] * c.accumulate
+  const perStep = s.dp.size * c['batch-size'] * c.accumulate // global windows per step
   let step = s.step
   let losses: number[] = []
   for (let k = 0; k < s.stepsPerEpoch; k++) {
@@ -179,19 +198,28 @@ async function trainEpoch(run: FinetuneRun, io: FinetuneIO, s: EpochState): Prom
  */
 function optimiseStep(run: FinetuneRun, s: EpochState, windows: TrainWindow[], lr: number): number {
   const c = run.config
-  const ctx: ForwardContext = {training: true, rng: s.dropout}
+  const rng = s.dp.size > 1 ? deriveRng(c.seed, STREAM.dropout, s.opt.step, s.dp.rank) : s.dropout // per rank and step
+  const ctx: ForwardContext = {training: true, rng}
   const acc = new Map<string, tf.Tensor>()
+  const bs = c['batch-size']
+  const [lo, hi] = s.dp.share(bs)
   let total = 0
   let micro = 0
   try {
-    for (let at = 0; at < windows.length; at += c['batch-size']) {
-      const b = collateWindows(windows.slice(at, at + c['batch-size']), run.tokenizer.vocab.special.pad, true)
-      const r = gradsByName(run.model.params, () => run.model.loss(b, ctx))
+    for (let at = 0; at < windows.length; at += s.dp.size * bs) {
+      const global = windows.slice(at, at + s.dp.size * bs) // one global micro-batch; this rank's rows (maybe none)
+      const mine = global.slice(lo, hi)
+      micro++
+      if (mine.length === 0) continue
+      const share = mine.length / global.length // this rank's mean weighted: the sum over ranks is the global mean
+      const b = collateWindows(mine, run.tokenizer.vocab.special.pad, true)
+      const r = gradsByName(run.model.params, () => (share === 1 ? run.model.loss(b, ctx) : tf.mul(run.model.loss(b, ctx), share) as tf.Scalar))
       addGrads(acc, r.grads)
       total += r.loss
-      micro++
     }
     scaleGrads(acc, 1 / micro)
+    s.dp.reduceGrads(run.model.params.entries(), acc)
+    total = s.dp.sum(total)
     const {scale} = clipByGlobalNorm(acc, c.clip > 0 ? c.clip : Infinity)
     s.opt.apply(run.model.params.entries(), acc, lr, scale)
     return total / micro
