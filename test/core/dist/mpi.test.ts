@@ -89,6 +89,17 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(JSON.parse(readFileSync(join(two, 'trainer_state.json'), 'utf8')).world).toBe(2)
   })
 
+  it('with dropout, 2 ranks × batch 8 and 1 × batch 16 differ mask for mask but agree in loss (2%)', () => {
+    const withDropout = TINY.filter((x, i) => x !== '--dropout' && TINY[i - 1] !== '--dropout')
+    const a = run(['node', bin, 'pretrain', train, ...withDropout, '--max-steps', '4', '--batch-size', '16', '--out', join(tmp, 'd1')])
+    const b = run([...MPI, 'node', bin, 'pretrain', train, ...withDropout, '--max-steps', '4', '--batch-size', '8', '--out', join(tmp, 'd2')])
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    const mean = (s: string) => steps(s).reduce((t, r) => t + r.loss, 0) / 4
+    expect(steps(b.stdout).map((r) => r.loss)).not.toEqual(steps(a.stdout).map((r) => r.loss)) // other masks (per rank and step)
+    expect(Math.abs(mean(b.stdout) - mean(a.stdout)) / mean(a.stdout)).toBeLessThan(0.02)
+  })
+
   it('finetune glue: 2 ranks × batch 4 match 1 process × batch 8, the last batch split unevenly', async () => {
     const tsv = join(tmp, 'sst2.tsv')
     const words = ['good', 'bad', 'fine', 'dull', 'warm', 'slow', 'funny', 'flat', 'bright', 'grim']
