@@ -90,7 +90,7 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
     return {precision: s.precision, recall: s.recall, f1: s.f1, accuracy: s.accuracy}
   }
   return {
-    task: 'ner', params: run.model.params, units: train,
+    task: 'ner', params: run.model.params, config: run.model.config, units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateNer(us, pad, true),
     loss: (b, ctx) => run.model.loss(b, ctx),

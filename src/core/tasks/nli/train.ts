@@ -27,7 +27,7 @@ export function nliAdapter(run: NliRun, train: ClassUnit[], dev: ClassUnit[] | n
     return {accuracy: pred.filter((p, i) => p === dev[i].label).length / dev.length}
   }
   return {
-    task: 'nli', params: run.model.params, units: train,
+    task: 'nli', params: run.model.params, config: run.model.config, units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),
     loss: (b, ctx) => run.model.loss(b, ctx),

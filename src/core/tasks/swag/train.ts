@@ -68,7 +68,7 @@ export function swagAdapter(run: SwagRun, train: ChoiceUnit[], dev: ChoiceUnit[]
     return {accuracy: pred.filter((p, i) => p === dev[i].label).length / dev.length}
   }
   return {
-    task: 'swag', params: run.model.params, units: train,
+    task: 'swag', params: run.model.params, config: run.model.config, units: train,
     tokens: (u) => u.choices.reduce((n, c) => n + c.ids.length, 0),
     collate: (us) => collateChoices(us, pad),
     loss: (b, ctx) => {

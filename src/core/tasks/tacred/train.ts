@@ -55,7 +55,7 @@ export function tacredAdapter(run: TacredRun, trainUnits: ClassUnit[], devUnits:
     return {precision: r.precision, recall: r.recall, f1: r.f1}
   }
   return {
-    task: 'tacred', params: run.model.params, units: trainUnits,
+    task: 'tacred', params: run.model.params, config: run.model.config, units: trainUnits,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),
     loss: (b, ctx) => run.model.loss(b, ctx),
