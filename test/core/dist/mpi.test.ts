@@ -2,7 +2,7 @@
 // --oversubscribe; as root it needs OMPI_ALLOW_RUN_AS_ROOT*). Skips with the reason where mpirun
 // or the span_dist addon is absent. dist/ must be built (`npm test` builds it).
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -37,11 +37,12 @@ async function weights(dir: string): Promise<Map<string, Float32Array>> {
  * max over tensors of ‖a − b‖ / (‖a‖ + 0.1·√n): relative, with a floor for tensors whose true
  * gradient is zero and whose values are float noise (the attention key bias, which softmax ignores).
  */
-async function weightGap(a: string, b: string): Promise<number> {
+async function weightGap(a: string, b: string, skip: string[] = []): Promise<number> {
   const [wa, wb] = [await weights(a), await weights(b)]
   expect([...wb.keys()].sort()).toEqual([...wa.keys()].sort())
   let worst = 0
   for (const [k, x] of wa) {
+    if (skip.includes(k)) continue
     const y = wb.get(k) as Float32Array
     let d = 0
     let n = 0
@@ -133,8 +134,10 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(la.length).toBeGreaterThan(1)
     la.forEach((r, i) => expect(Math.abs(lb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
     // 1e-4 here: a few of this tiny run's parameters (the last LayerNorm bias) get gradients near 0,
-    // whose summation-order noise AdamW's normalisation turns into updates of lr size
-    expect(await weightGap(join(tmp, 's1', 'best'), join(tmp, 's2', 'best'))).toBeLessThan(1e-4)
+    // whose summation-order noise AdamW's normalisation turns into updates of lr size; qa_outputs.bias
+    // is left out: its true gradient is exactly 0 (a softmax over positions ignores a shift), so its
+    // updates are AdamW-normalised float noise in both runs
+    expect(await weightGap(join(tmp, 's1', 'best'), join(tmp, 's2', 'best'), ['qa_outputs.bias'])).toBeLessThan(1e-4)
   })
 
   it('resumes exactly at world size 2 and refuses another', async () => {
@@ -161,12 +164,13 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
   })
 
   it('a rank that fails (rank 0 cannot write its checkpoint) ends the job at once, naming itself', () => {
-    writeFileSync(join(tmp, 'a-file'), 'x')
+    mkdirSync(join(tmp, 'blocked'))
+    writeFileSync(join(tmp, 'blocked', 'checkpoint-2'), 'x') // a file where rank 0 saves step 2
     const t0 = Date.now()
-    const r = run([...MPI, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1000', '--save-every', '2', '--batch-size', '4', '--out', join(tmp, 'a-file', 'ckpt')], 60_000)
+    const r = run([...MPI, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1000', '--save-every', '2', '--batch-size', '4', '--out', join(tmp, 'blocked')], 60_000)
     expect(Date.now() - t0).toBeLessThan(60_000)
     expect(r.code).not.toBe(0)
-    expect(r.stderr).toMatch(/^span pretrain: rank 0 failed: .*a-file\/ckpt: could not save the checkpoint of step 2: .*; ending the job$/m)
+    expect(r.stderr).toMatch(/^span pretrain: rank 0 failed: .*blocked\/checkpoint-2: could not save the checkpoint of step 2: .*; ending the job$/m)
     expect(r.stderr).toContain('MPI_ABORT was invoked on rank 0')
   })
 
