@@ -28,9 +28,9 @@ describe('--dropout', () => {
     const on = span(args('on', '', []))
     expect(off.code, off.stderr).toBe(0)
     expect(on.code, on.stderr).toBe(0)
-    expect(hf(join(tmp, 'off'))).toMatchObject({hidden_dropout_prob: 0, attention_probs_dropout_prob: 0})
-    expect(hf(join(tmp, 'on'))).toMatchObject({hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1})
-    expect(JSON.parse(readFileSync(join(tmp, 'off', 'train_config.json'), 'utf8')).dropout).toBe(0)
+    expect(hf(join(tmp, 'off', 'checkpoint-2'))).toMatchObject({hidden_dropout_prob: 0, attention_probs_dropout_prob: 0})
+    expect(hf(join(tmp, 'on', 'checkpoint-2'))).toMatchObject({hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1})
+    expect(JSON.parse(readFileSync(join(tmp, 'off', 'checkpoint-2', 'train_config.json'), 'utf8')).dropout).toBe(0)
     expect(losses(off.stdout)[0]).not.toBe(losses(on.stdout)[0]) // same init and batch, only dropout differs
   })
 
@@ -46,6 +46,6 @@ describe('--dropout', () => {
     const out = join(tmp, 'ft')
     const r = span(['finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--out', out, '--max-len', '16', '--batch-size', '3', '--epochs', '1', '--backend', 'wasm', '--dropout', '0.25'])
     expect(r.code, r.stderr).toBe(0)
-    expect(hf(out)).toMatchObject({hidden_dropout_prob: 0.25, attention_probs_dropout_prob: 0.25})
+    expect(hf(join(out, 'best'))).toMatchObject({hidden_dropout_prob: 0.25, attention_probs_dropout_prob: 0.25})
   })
 })
