@@ -63,7 +63,7 @@ export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSe
     cased, 'max-len': g['max-len'], lr: g.lr, 'warmup-proportion': g['warmup-proportion'], 'weight-decay': g['weight-decay'], clip: g.clip,
     epochs: g.epochs, 'batch-size': g['batch-size'], accumulate: g.accumulate, seed: g.seed, backend: g.backend, threads: g.threads ?? null,
     'log-every': g['log-every'], 'eval-every': g['eval-every'] ?? null, keep: g.keep, patience: g.patience ?? null,
-    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']),
+    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']), dropout: g.dropout ?? null,
   }
 }
 
@@ -90,7 +90,7 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 
 /** Runs the loop with metrics on stdout and progress on stderr; a resumed run must keep its settings. */
 export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
-  setDropout(a.config, f.dropout as number | undefined) // --dropout: the model's layers read it at every forward
+  setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const out = new LineWriter(stdoutStream())
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
