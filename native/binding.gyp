@@ -13,6 +13,13 @@
         "OTHER_CPLUSPLUSFLAGS": ["-std=c++17", "-O3"],
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES"
       }
+    },
+    {
+      "target_name": "span_dist",
+      "sources": ["src/dist.cc"],
+      "defines": ["NAPI_VERSION=8"],
+      "cflags_cc": ["-std=c++17", "-O2"],
+      "libraries": ["-ldl"]
     }
   ]
 }

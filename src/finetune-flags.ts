@@ -3,6 +3,9 @@ import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {checkpointVocab, isCheckpoint} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
+import {launchRank} from './core/dist/launch.js'
+import {lockDir} from './core/util/lock.js'
+import {setDropout} from './core/train/setup.js'
 import {SpanError} from './core/stream/errors.js'
 import {LineWriter} from './core/stream/writer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
@@ -46,6 +49,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 0}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly'}),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
+    dropout: numberFlag('hidden and attention dropout (default: the checkpoint\'s or preset\'s, 0.1)', {min: 0, max: 0.999}),
   }
 }
 
@@ -59,7 +63,7 @@ export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSe
     cased, 'max-len': g['max-len'], lr: g.lr, 'warmup-proportion': g['warmup-proportion'], 'weight-decay': g['weight-decay'], clip: g.clip,
     epochs: g.epochs, 'batch-size': g['batch-size'], accumulate: g.accumulate, seed: g.seed, backend: g.backend, threads: g.threads ?? null,
     'log-every': g['log-every'], 'eval-every': g['eval-every'] ?? null, keep: g.keep, patience: g.patience ?? null,
-    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']),
+    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']), dropout: g.dropout ?? null,
   }
 }
 
@@ -86,15 +90,21 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 
 /** Runs the loop with metrics on stdout and progress on stderr; a resumed run must keep its settings. */
 export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
+  setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const out = new LineWriter(stdoutStream())
-  const scalars = await openScalars(f.tensorboard as string | undefined)
+  const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
     await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(`finetune ${a.task}`), scalars})
   } finally {
     await scalars.close()
   }
   await out.end()
+}
+
+/** --out locked against a second writer; under a data-parallel launcher rank 0 alone locks (and writes). */
+export async function lockRun(out: string, log: (l: string) => void): Promise<{release(): void}> {
+  return launchRank() === 0 ? lockDir(out, log) : {release() {}}
 }
 
 /** The flags every `predict TASK` command shares. */

@@ -5,6 +5,7 @@ import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
+import {launchRank} from '../core/dist/launch.js'
 import {recoverDir} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
@@ -71,6 +72,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),
     ratio: numberFlag('share of each block\'s tokens to mask (blocks)'),
+    dropout: numberFlag('hidden and attention dropout (default: the model config\'s, 0.1)', {min: 0, max: 0.999}),
   }
 
   async run(): Promise<void> {
@@ -81,12 +83,14 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
-    await this.withLockedDir(out, log, async () => {
-      if (flags.resume) for (const note of await recoverDir(flags.resume)) log(note) // a save killed midway
+    const writer = launchRank() === 0 // data-parallel: rank 0 alone locks, repairs and writes --out and -o
+    const locked = writer ? this.withLockedDir.bind(this) : (_d: string, _l: unknown, body: () => Promise<void>) => body()
+    await locked(out, log, async () => {
+      if (flags.resume && writer) for (const note of await recoverDir(flags.resume)) log(note) // a save killed midway
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const config = {...resolvePretrainConfig(args.file, flags, resume), out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
-      await this.withOutput(flags.output, async (w) => {
+      await this.withOutput(writer ? flags.output : '-', async (w) => {
         signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     })

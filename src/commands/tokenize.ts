@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {SpanCommand, VERSION, ioFlags} from '../base.js'
 import {BINARY_MODES, type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
 import {nextHeader, openSource, readNdjson} from '../core/stream/index.js'
-import {docStartPattern, tokenizeJsonl, tokenizeText} from '../core/text/tokenize-stage.js'
+import {docStartPattern, parseShard, tokenizeJsonl, tokenizeText} from '../core/text/tokenize-stage.js'
 import {WordPieceTokenizer} from '../core/text/tokenizer.js'
 import {DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
 
@@ -25,12 +25,14 @@ export default class Tokenize extends SpanCommand {
     tokens: Flags.boolean({description: 'also write the token strings ("tokens":[...])'}),
     field: Flags.string({description: 'read JSONL and tokenize this string field of each record (one document per record)'}),
     binary: Flags.string({description: 'NUL bytes in text: detect (refuse input that looks binary: mostly NULs or malformed UTF-8 in its first 8 KB, or UTF-16; else tokenize, dropping NULs as BERT does), text (never refuse), refuse (at the first NUL)', options: BINARY_MODES, default: 'detect'}),
+    shard: Flags.string({description: 'keep every N-th document starting at K (K/N, e.g. 0/4): N processes split one corpus'}),
     'doc-start': Flags.string({description: 'a line matching this regular expression starts a document; blank lines then do not', exclusive: ['field']}),
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Tokenize)
     const docStart = docStartPattern(flags['doc-start'])
+    const shard = parseShard(flags.shard)
     const vocab = loadVocab(flags.vocab ?? DEFAULT_VOCAB)
     const cased = flags.cased ? true : flags.uncased ? false : vocab.cased
     const tok = new WordPieceTokenizer(vocab, {lowercase: !cased})
@@ -38,10 +40,10 @@ export default class Tokenize extends SpanCommand {
     const header = nextHeader(
       null,
       'tokens',
-      {stage: 'tokenize', version: VERSION, flags: {vocab: vocab.info.path, cased, tokens: Boolean(flags.tokens), field: flags.field ?? null, docStart: flags['doc-start'] ?? null}},
+      {stage: 'tokenize', version: VERSION, flags: {vocab: vocab.info.path, cased, tokens: Boolean(flags.tokens), field: flags.field ?? null, docStart: flags['doc-start'] ?? null, ...(shard ? {shard: flags.shard} : {})}},
       {vocab: vocab.info, cased, special: vocab.special},
     )
-    const opts = {tokens: Boolean(flags.tokens), docStart}
+    const opts = {tokens: Boolean(flags.tokens), docStart, shard}
     await this.withOutput(flags.output, async (w) => {
       await w.record(header)
       if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode), tok, w, opts)

@@ -6,14 +6,13 @@ import {type BertConfig, type PresetName, presetConfig} from '../../core/model/c
 import {spanFtExtraParams} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
-import {lockDir} from '../../core/util/lock.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
 import {GLUE_TASK_NAMES, type GlueTask, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import type {Vocab} from '../../core/text/vocab.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
 
@@ -49,7 +48,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     const {flags} = await this.parse(FinetuneGlue)
     const src = await modelSource(flags)
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
-    const lock = await lockDir(flags.out, log) // a second writer, or a file in the way, fails now
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const task = glueTask(flags.task)
     const dict = flags['span-ft'] ? await readNgramDict(await openSource(flags.dict as string)) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

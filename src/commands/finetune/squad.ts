@@ -4,12 +4,11 @@ import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
 import {SpanError} from '../../core/stream/errors.js'
-import {lockDir} from '../../core/util/lock.js'
 import {readSquadFile, type SquadVersion} from '../../core/tasks/squad/index.js'
 import {SQUAD_EVAL_METRICS, type SquadFinetuneConfig, squadAdapter} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import type {Vocab} from '../../core/text/vocab.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
 
@@ -46,7 +45,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneSquad)
     const src = await modelSource(flags)
-    const lock = await lockDir(flags.out, log) // a second writer, or a file in the way, fails now
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

@@ -95,6 +95,13 @@ export class SpanBertForPreTraining {
   }
 }
 
+/** Denominators of a batch's loss terms: its own counts, or a data-parallel global batch's. */
+export interface LossCounts {
+  mlm: number
+  sbo: number
+  rows: number
+}
+
 /**
  * The loss the model minimises, from its outputs: MLM_sum/n_mlm + SBO_sum/n_sbo (SpanBERT
  * reference `span_bert_loss`) + NSP mean, and in the same vector the argmax hits accuracy needs,
@@ -103,7 +110,7 @@ export class SpanBertForPreTraining {
  * The one definition of the pre-training loss: `span pretrain`'s step, its evaluation and the
  * golden PyTorch test all go through it.
  */
-export function pretrainingTerms(out: PretrainOutputs, b: Batch): {total: tf.Scalar; stats: tf.Tensor1D} {
+export function pretrainingTerms(out: PretrainOutputs, b: Batch, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
   const zero = tf.scalar(0)
   const term = (logits: tf.Tensor2D | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
     if (!logits || !labels || n === 0) return [zero, zero, tf.scalar(0)]
@@ -114,8 +121,9 @@ export function pretrainingTerms(out: PretrainOutputs, b: Batch): {total: tf.Sca
   const mlm = term(out.mlmLogits, b.mlmLabels, b.nMlm)
   const sbo = term(out.sboLogits, b.sboLabels, b.nSbo)
   const nsp = term(out.nspLogits, b.nextLabels, b.B)
-  let total = mlm[0].div(Math.max(b.nMlm, 1)) as tf.Scalar // []
-  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(b.nSbo))
-  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(b.B))
+  const n = norm ?? {mlm: b.nMlm, sbo: b.nSbo, rows: b.B} // data-parallel: the global batch's counts (README "Training on many processes")
+  let total = mlm[0].div(Math.max(n.mlm, 1)) as tf.Scalar // []
+  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(n.sbo))
+  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(n.rows))
   return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
 }

@@ -47,17 +47,39 @@ export function docStartPattern(source: string | undefined): RegExp | null {
 
 export interface TokenizeOptions {
   tokens: boolean // add "tokens":[...] to each record
+  shard?: Shard | null // keep only this shard's documents
+}
+
+/** `--shard K/N`: documents K, K+N, K+2N, … (numbers as the unsharded run gives them). */
+export interface Shard {
+  k: number
+  n: number
+}
+
+export function parseShard(s: string | undefined): Shard | null {
+  if (s === undefined) return null
+  const m = /^(\d+)\/(\d+)$/.exec(s.trim())
+  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) throw new SpanError(`--shard ${s}: expected K/N with 0 ≤ K < N, e.g. 0/4`, 2)
+  return {k: Number(m[1]), n: Number(m[2])}
 }
 
 /** A sink for token records, flushed to the LineWriter in chunks (backpressure per chunk). */
 class Sink {
   private readonly rw: TokenRecordWriter
+  private readonly shard: Shard
 
   constructor(private readonly tok: WordPieceTokenizer, private readonly w: LineWriter, opts: TokenizeOptions) {
     this.rw = new TokenRecordWriter(tok.vocab.tokens.length, opts.tokens ? tok.vocab.tokens : null)
+    this.shard = opts.shard ?? {k: 0, n: 1}
+  }
+
+  /** Whether a document is this shard's. */
+  keeps(doc: number): boolean {
+    return doc % this.shard.n === this.shard.k
   }
 
   async line(doc: number, text: string): Promise<void> {
+    if (!this.keeps(doc)) return
     const n = this.tok.encodeInto(text)
     this.rw.add(doc, this.tok.ids(), n)
     if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
@@ -78,7 +100,7 @@ class Sink {
       if (n === 0 || docs.needsText) text ??= b.buf.toString('utf8', s, e)
       const blank = n === 0 && tok.isBlank(text as string)
       const doc = docs.next(text, blank)
-      if (doc >= 0) this.rw.add(doc, tok.ids(), n)
+      if (doc >= 0 && this.keeps(doc)) this.rw.add(doc, tok.ids(), n)
     }
     if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
   }

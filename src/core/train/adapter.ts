@@ -1,5 +1,6 @@
 import type * as tf from '@tensorflow/tfjs'
 import type {CheckpointFile} from '../model/checkpoint.js'
+import type {BertConfig} from '../model/config.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
 
@@ -29,11 +30,13 @@ export type DevScores = Record<string, number>
  *   tokenizer_config.json, task extras such as a Span Fine-tuning dictionary) with `state`
  *   (epoch, step, dev scores…) merged into the finetune_config.json it writes; the loop adds
  *   the optimiser's and its own state for resumable checkpoints;
- * - `params`: the parameters trained (the model's ParamStore).
+ * - `params`: the parameters trained (the model's ParamStore); `config`: the model's config
+ *   (--dropout sets its dropout rates, which the layers read at every forward).
  */
 export interface TaskAdapter<Unit, HostBatch> {
   readonly task: string
   readonly params: ParamStore
+  readonly config: BertConfig
   readonly units: readonly Unit[]
   tokens(u: Unit): number
   collate(units: Unit[]): HostBatch

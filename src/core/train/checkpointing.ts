@@ -20,6 +20,7 @@ export interface TrainerState {
   data: FileFingerprint
   config: TrainConfig
   best_eval_loss?: number | null // the lowest evaluation loss so far (the model in best/)
+  world?: number // processes the run trained on (issue 14; absent: 1)
 }
 
 /** How files are written; tests swap it for one that fails (a full disk). */

@@ -46,6 +46,7 @@ export interface TrainConfig {
   p: number
   'max-span': number
   ratio: number
+  dropout: number | null // hidden and attention dropout; null: the model config's (issue 14)
 }
 
 /** SpanBERT §4.2 / BERT §A.2 where they say; small-machine choices otherwise (see the flags). */
@@ -55,7 +56,7 @@ export const DEFAULTS: TrainConfig = {
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
   'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null,
-  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15,
+  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null,
 }
 
 /** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
@@ -119,6 +120,7 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
     const v = c[k]
     if (typeof v !== 'number' || !(v >= lo && v <= hi)) throw bad(k, `a number in [${lo}, ${hi}]`)
   }
+  if (c.dropout !== null && !(typeof c.dropout === 'number' && c.dropout >= 0 && c.dropout < 1)) throw bad('dropout', 'a number in [0, 1)')
   if (!(c.preset in PRESETS)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
   if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)

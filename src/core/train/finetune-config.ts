@@ -42,6 +42,8 @@ export interface FinetuneSettings {
   'max-train-examples'?: number | null
   /** batch units of similar length together (seeded, reproducible) */
   'group-by-length'?: boolean
+  /** --dropout: hidden and attention dropout of the run; null: the model config's */
+  dropout?: number | null
 }
 
 /** The loop's settings that a resumed run must share with the run it continues. */

@@ -4,10 +4,15 @@
  * AdamW on a linear warm-up/decay schedule → evaluation every --eval-every steps and at each
  * epoch's end → the best checkpoint kept in best/, the newest --keep resumable checkpoint-STEP/
  * directories beside it, --patience early stopping, --stop-at and an exact --resume. What is the
- * task's own comes through a TaskAdapter (adapter.ts).
+ * task's own comes through a TaskAdapter (adapter.ts). Under a launcher of N processes it runs
+ * data-parallel (README "Training on many processes"): each rank takes its share of N × batch
+ * rows of every micro-batch of the same seeded order, weights its mean by its share, gradients
+ * and losses are summed over ranks, and rank 0 alone evaluates and writes.
  */
+import type * as tf from '@tensorflow/tfjs'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
+import {DataParallel} from '../dist/data-parallel.js'
 import {writeFilesAtomically} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {LineWriter} from '../stream/writer.js'
@@ -45,8 +50,8 @@ export interface FinetuneOutcome {
 }
 
 /** The schedule: run_classifier's num_train_steps (ceil of units / (batch × accumulate), × epochs) and warm-up proportion. */
-export function finetuneSchedule(c: FinetuneSettings, units: number): {sched: LinearSchedule; stepsPerEpoch: number} {
-  const stepsPerEpoch = Math.ceil(units / (c['batch-size'] * c.accumulate))
+export function finetuneSchedule(c: FinetuneSettings, units: number, world = 1): {sched: LinearSchedule; stepsPerEpoch: number} {
+  const stepsPerEpoch = Math.ceil(units / (world * c['batch-size'] * c.accumulate)) // a step takes world × batch × accumulate units
   const total = stepsPerEpoch * c.epochs
   return {sched: new LinearSchedule(c.lr, Math.floor(total * c['warmup-proportion']), total), stepsPerEpoch}
 }
@@ -63,18 +68,39 @@ interface Loop<U, B> {
   s: FinetuneState
   dropout: Rng
   order: Uint32Array | null // of s.epoch
+  dp: DataParallel
 }
 
 /** Trains the adapter's task as the settings say; see the module comment. */
 export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: FinetuneRunOptions, io: FinetuneIO): Promise<FinetuneOutcome> {
+  const dp = DataParallel.open()
+  let failed: unknown
+  try {
+    const {threads: _threads, ...same} = c
+    dp.checkSame('resolved config or data', {config: same, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
+    dp.broadcast(a.params.entries()) // rank 0's parameters (new heads are seeded alike, but one source is simpler to trust)
+    const quiet = {out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter, progress: {start() {}, update() {}, stop() {}}, scalars: undefined}
+    return await finetuneRank(a, c, o, dp.writes ? io : {...io, ...quiet}, dp)
+  } catch (err) {
+    failed = err
+    throw err
+  } finally {
+    dp.finish(failed, io.log)
+  }
+}
+
+async function finetuneRank<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: FinetuneRunOptions, io: FinetuneIO, dp: DataParallel): Promise<FinetuneOutcome> {
   const n = Math.min(a.units.length, c['max-train-examples'] ?? Infinity)
-  const {sched, stepsPerEpoch} = finetuneSchedule(c, n)
+  const {sched, stepsPerEpoch} = finetuneSchedule(c, n, dp.size)
+  if (dp.size > 1) io.log(`effective batch ${dp.size * c['batch-size'] * c.accumulate}: ${dp.size} processes × --batch-size ${c['batch-size']} × --accumulate ${c.accumulate}`)
   io.log(`${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   try {
     const s: FinetuneState = o.resume ? await loadFinetuneState(o.resume, opt, a.params) : freshState(c)
+    if (o.resume) dp.checkResumeWorld(s.world, o.resume) // another world size would not continue exactly
+    s.world = dp.size
     if (o.resume) io.log(`resuming at step ${s.step} (epoch ${s.epoch + 1}, step ${s.batch} of it)`)
-    const loop: Loop<U, B> = {a, c, io, n, opt, sched, stepsPerEpoch, s, dropout: Rng.fromState(s.dropout_rng), order: null}
+    const loop: Loop<U, B> = {a, c, io, n, opt, sched, stepsPerEpoch, s, dropout: Rng.fromState(s.dropout_rng), order: null, dp}
     return await run(loop, o.stopAt ?? Infinity)
   } finally {
     opt.dispose()
@@ -128,25 +154,32 @@ function newWindow(): Window {
 
 /** One update over the next batch × accumulate units of the epoch's order. */
 async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
-  const {a, c, s} = l
-  const perStep = c['batch-size'] * c.accumulate
+  const {a, c, s, dp} = l
+  const global = dp.size * c['batch-size'] // rows of one global micro-batch
+  const perStep = global * c.accumulate
   l.order ??= epochOrder(l.n, c.seed, s.epoch, c['group-by-length'] ? (i) => a.tokens(a.units[i]) : null, perStep)
   const ids = l.order.subarray(s.batch * perStep, (s.batch + 1) * perStep)
-  const ctx: ForwardContext = {training: true, rng: l.dropout}
+  const rng = dp.size > 1 ? deriveRng(c.seed, STREAM.dropout, s.step, dp.rank) : l.dropout // per rank and step: resumable without per-rank state
+  const ctx: ForwardContext = {training: true, rng}
   const micro: (() => MicroBatch)[] = []
-  for (let at = 0; at < ids.length; at += c['batch-size']) {
-    const units = Array.from(ids.subarray(at, at + c['batch-size']), (i) => a.units[i])
+  const [lo, hi] = dp.share(c['batch-size'])
+  for (let at = 0; at < ids.length; at += global) {
+    const rows = ids.subarray(at, at + global) // one global micro-batch; this rank's rows of it (the last: maybe none)
+    const units = Array.from(rows.subarray(lo, hi), (i) => a.units[i])
+    const share = units.length / rows.length // the global mean: each rank's mean weighted by its share, summed over ranks
     w.tokens += units.reduce((t, u) => t + a.tokens(u), 0)
-    micro.push(() => ({loss: () => a.loss(a.collate(units), ctx)}))
+    micro.push(() => (units.length === 0 ? {loss: () => { throw new Error('an empty share has no loss') }, empty: true}
+      : {loss: () => (share === 1 ? a.loss(a.collate(units), ctx) : a.loss(a.collate(units), ctx).mul(share))}))
   }
   const t0 = performance.now()
   const lr = l.sched.at(s.step + 1)
-  const r = optimiserStep(a.params, l.opt, micro, lr, c.clip)
+  const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(a.params.entries(), g) : undefined
+  const r = optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce)
   w.seconds += (performance.now() - t0) / 1000
   s.step++
   s.batch++
   s.dropout_rng = l.dropout.state()
-  w.losses.push(r.losses.reduce((x, y) => x + y, 0) / r.losses.length)
+  w.losses.push(dp.sum(r.losses.reduce((x, y) => x + y, 0)) / r.losses.length)
   Object.assign(w, {lr, gradNorm: r.gradNorm})
   l.io.progress.update(s.step, w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
   await new Promise((resolve) => setImmediate(resolve))
@@ -175,6 +208,12 @@ async function emit(io: FinetuneIO, rec: Record<string, unknown>, scalars?: 'tra
  * without improvement.
  */
 async function evaluation<U, B>(l: Loop<U, B>): Promise<'go' | 'patience'> {
+  if (!l.dp.writes) return l.dp.agreeStop(null) ? 'patience' : 'go' // rank 0 alone scores and writes; its verdict
+  const verdict = await evaluateAndSave(l)
+  return l.dp.agreeStop(verdict === 'patience' ? 'patience' : null) ? 'patience' : 'go'
+}
+
+async function evaluateAndSave<U, B>(l: Loop<U, B>): Promise<'go' | 'patience'> {
   const {a, s} = l
   const scores = await a.evaluate()
   const value = scores ? scores[a.metric] : null
@@ -212,7 +251,7 @@ async function saveCheckpoint<U, B>(l: Loop<U, B>, scores: DevScores | null): Pr
 }
 
 async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {
-  await saveCheckpoint(l, null)
+  if (l.dp.writes) await saveCheckpoint(l, null)
   l.io.log(`stopped at step ${l.s.step} (--stop-at); continue with --resume ${l.c.out}`)
   return {best: l.s.best, step: l.s.step, stopped: 'stop-at'}
 }

@@ -22,6 +22,7 @@ export interface FinetuneState {
   best: number | null
   best_step: number | null
   stale: number // evaluations since the best
+  world?: number // processes the run trained on (data-parallel; absent: 1)
 }
 
 export async function stateFiles(opt: AdamW, s: FinetuneState): Promise<CheckpointFile[]> {

@@ -1,6 +1,8 @@
+import type * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
+import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
@@ -23,7 +25,7 @@ import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import {type Progress, speedNote} from './progress.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
-import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig} from './setup.js'
+import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
 import {loadTrainingState} from './state.js'
 
 /** Where a run's output goes, and hooks for tests. */
@@ -59,6 +61,7 @@ interface Run {
   evalSetup: EvalSetup | null
   backend: BackendInfo
   bestLoss: number | null // the lowest evaluation loss so far (best/)
+  dp: DataParallel // this rank's share, collectives, rank 0 writes (README "Training on many processes")
 }
 
 /**
@@ -66,30 +69,55 @@ interface Run {
  * Returns the signal that ended the run early (checkpointed), else null.
  */
 export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | null> {
-  const run = await setUp(spec, io.log)
+  const dp = DataParallel.open()
+  let run: Run | null = null
+  let failed: unknown
   try {
+    run = await setUp(spec, io.log, dp)
+    startRanks(run)
+    if (!dp.writes) io = {...io, out: quietOut(), progress: quietProgress()}
     describe(run, io)
-    const scalars = io.scalars ?? (await openScalars(spec.config.tensorboard))
+    const scalars = io.scalars ?? (await openScalars(dp.writes ? spec.config.tensorboard : null))
     try {
       return await trainLoop(run, {...io, scalars})
     } finally {
       await scalars.close()
     }
+  } catch (err) {
+    failed = err
+    throw err
   } finally {
-    run.opt.dispose()
-    run.model.dispose()
-    await run.data.index.close()
+    dp.finish(failed, io.log)
+    run?.opt.dispose()
+    run?.model.dispose()
+    await run?.data.index.close()
   }
 }
 
+/** Every rank runs the same config on the same data, from rank 0's parameters. */
+function startRanks(run: Run): void {
+  const {threads: _threads, ...same} = run.c
+  run.dp.checkSame('resolved config or data', {config: same, data: run.data.index.fingerprint, model: run.model.config})
+  run.dp.broadcast(run.model.params.entries())
+}
+
+/** Ranks other than 0 write no metrics and no progress. */
+function quietOut(): LineWriter {
+  return {record: async () => {}, flush: async () => {}} as unknown as LineWriter
+}
+
+function quietProgress(): Progress {
+  return {start() {}, update() {}, stop() {}}
+}
+
 /** Data first (its errors come before a backend starts), then backend, model, optimiser, state. */
-async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
+async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParallel): Promise<Run> {
   const c = spec.config
   c.warmup = resolveWarmup(c)
   const init = spec.resume ? null : c.init // a resumed run's saved config names the weights it started from
   const resumed = spec.resume ? await resumedModelConfig(c, spec.resume) : init ? await initModelConfig(c, init) : null
   const initVocab = init ? await checkpointVocab(init, c.vocab ?? undefined) : null
-  const data = await prepareData(c, (vocab) => fits(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad)), spec.resume, initVocab)
+  const data = await prepareData(c, (vocab) => fits(withDropout(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), c.dropout)), spec.resume, initVocab)
   let backend: BackendInfo
   try {
     const ev = evalSetupOf(c, data, data.model)
@@ -99,10 +127,10 @@ async function setUp(spec: RunSpec, log: (line: string) => void): Promise<Run> {
     await data.index.close()
     throw err
   }
-  const state = await startModel(spec, data, log)
+  const state = await startModel(spec, data, log, dp)
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
-  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend}
+  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp}
 }
 
 /** The model config, once checked to fit in memory (before any tensor is made). */
@@ -112,7 +140,7 @@ function fits(m: BertConfig): BertConfig {
 }
 
 /** A fresh model and optimiser, or the checkpoint's with the trainer state it saved. */
-async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step' | 'bestLoss'>> {
+async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void, dp: DataParallel): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step' | 'bestLoss'>> {
   const c = spec.config
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   const sampler = new EpochSampler(data.index.size, c.seed)
@@ -125,6 +153,7 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, 
     await verifyManifest(spec.resume) // refuses a checkpoint that no single save wrote
     model = (await loadCheckpoint(spec.resume, {objectives: data.model.objectives})).model
     const state = checkTrainerState(await loadTrainingState(spec.resume, opt), spec.resume)
+    dp.checkResumeWorld(state.world, spec.resume) // another world size would not continue exactly
     if (state.step >= c['max-steps']) throw new SpanError(`${spec.resume}: the run is at step ${state.step}, --max-steps is ${c['max-steps']}: nothing to train (raise --max-steps)`)
     checkMoments(opt, model, spec.resume)
     checkFingerprint(data.index.name, state.data, data.index.fingerprint)
@@ -187,6 +216,8 @@ function describe(run: Run, io: TrainIO): void {
     `${run.model.params.size()} parameters, objectives ${m.objectives.join(',')}; backend ${run.backend.name}; ` +
     `${run.data.index.size} ${run.data.rules.kind === 'blocks' ? 'blocks (masked dynamically, a fresh mask every epoch)' : 'masked examples'}` +
     (run.step > 0 ? `; resuming at step ${run.step}` : ''))
+  const {size} = run.dp
+  io.log(`effective batch ${size * run.c['batch-size'] * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
 }
 
 /**
@@ -200,10 +231,11 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   let evaluated = -1
   let window = newWindow()
   const signal = watchSignals()
+  let stop: string | null = null // a signal any rank caught, agreed after every step
   const speed = speedNote(io.log, c['max-steps'] - run.step, `backend ${run.backend.name}`)
   io.progress.start(c['max-steps'], run.step)
   try {
-    while (run.step < last && !signal.caught) {
+    while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
       const r = oneStep(run, lr)
@@ -213,7 +245,8 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       mergeTally(window.tally, r.tally)
       io.progress.update(run.step, r.tally.batches ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
-      if (run.step % c['log-every'] === 0 || run.step === last || signal.caught) {
+      stop = run.dp.agreeStop(signal.caught)
+      if (run.step % c['log-every'] === 0 || run.step === last || stop) {
         await emit(io, trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds), 'train')
         window = newWindow()
       }
@@ -225,11 +258,12 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     signal.dispose()
     io.progress.stop()
   }
-  if (signal.caught) io.log(`${signal.caught} at step ${run.step}: saving a checkpoint (a second ${signal.caught} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
+  if (stop) io.log(`${stop} at step ${run.step}: saving a checkpoint (a second ${stop} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
   if (run.evalSetup && evaluated !== run.step && run.step === c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
-  if (signal.caught) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
-  return signal.caught
+  if (stop) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
+  if (run.dp.size > 1) io.log(`all-reduce: ${(run.dp.allReduceSeconds * 1000 / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
+  return stop
 }
 
 /** The metrics of the steps since the last record. */
@@ -278,28 +312,36 @@ function mergeTally(into: Tally, t: Tally): void {
  * only) has nothing to learn from and is skipped.
  */
 function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
-  const ctx: ForwardContext = {training: true, rng: run.dropout}
+  const {dp} = run
+  const rng = dp.size > 1 ? deriveRng(run.c.seed, STREAM.dropout, run.step, dp.rank) : run.dropout // per rank and step: resumable without per-rank state
+  const ctx: ForwardContext = {training: true, rng}
   const tally = new Tally()
   const micro = Array.from({length: run.c.accumulate}, () => (): MicroBatch | null => {
     const host = nextBatch(run)
-    if (host.mlmPos.length === 0) return null
+    const n = dp.counts({mlm: host.mlmPos.length, sbo: host.sboLabels.length, rows: host.B}) // the global micro-batch's
+    if (n.mlm === 0) return null // no targets anywhere: nothing to learn from (blocks of special tokens only)
+    if (host.mlmPos.length === 0) return {loss: () => { throw new Error('unreachable') }, empty: true, done: () => tally.add(new Float32Array(9), 0, realTokens(host))}
     const b = toTensors(host)
     let stats: Float32Array = new Float32Array(9)
     return {
-      loss: pretrainLoss(run.model, b, ctx, (s) => (stats = s)),
+      loss: pretrainLoss(run.model, b, ctx, (s) => (stats = s), n),
       done: (loss) => tally.add(stats, loss, realTokens(host)),
       dispose: () => disposeBatch(b),
     }
   })
-  return {tally, gradNorm: optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip).gradNorm}
+  const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(run.model.params.entries(), g) : undefined
+  const r = optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip, reduce)
+  dp.reduceTally(tally) // the step's metrics over every rank (losses already globally normalised)
+  return {tally, gradNorm: r.gradNorm}
 }
 
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */
 function nextBatch(run: Run): HostBatch {
   const examples: MaskedExample[] = []
-  for (let j = 0; j < run.c['batch-size']; j++) {
+  const [lo, hi] = run.dp.share(run.c['batch-size']) // this rank's rows of the global micro-batch
+  for (let j = 0; j < run.dp.size * run.c['batch-size']; j++) {
     const {index, epoch} = run.sampler.next()
-    examples.push(run.maker.make(run.data.index.read(index), index, epoch))
+    if (j >= lo && j < hi) examples.push(run.maker.make(run.data.index.read(index), index, epoch))
   }
   const m = run.model.config
   return collate(examples, {padId: run.data.vocab.special.pad, maxTargets: m.sbo.max_targets, maxPositions: m.max_position_embeddings})
@@ -313,6 +355,7 @@ function realTokens(h: HostBatch): number {
 
 /** Evaluates, and keeps the model in best/ when its evaluation loss is the lowest so far. */
 async function runEval(run: Run, io: TrainIO): Promise<number> {
+  if (!run.dp.writes) return run.step // rank 0 alone evaluates and writes
   const tally = await evaluate(run.model, run.evalSetup as EvalSetup)
   const rec = evalRecord(run.step, tally, run.model.config.objectives)
   await emit(io, rec, 'eval')
@@ -326,9 +369,10 @@ async function runEval(run: Run, io: TrainIO): Promise<number> {
 
 /** A resumable checkpoint-STEP/ directory, then the oldest beyond --keep removed. */
 async function save(run: Run, io: TrainIO): Promise<number> {
+  if (!run.dp.writes) return run.step // rank 0 alone writes
   const state: TrainerState = {
     format: STATE_FORMAT, step: run.step, sampler: run.sampler.state(), dropout_rng: run.dropout.state(),
-    data: run.data.index.fingerprint, config: run.c, best_eval_loss: run.bestLoss,
+    data: run.data.index.fingerprint, config: run.c, best_eval_loss: run.bestLoss, world: run.dp.size,
   }
   const dir = checkpointDir(run.spec.out, run.step)
   await saveTrainingCheckpoint(dir, run.model, run.opt, run.data.vocabPath, state, io.fileHook)

@@ -37,6 +37,18 @@ export async function initModelConfig(c: TrainConfig, dir: string): Promise<Bert
   return readConfig(dir, parseObjectives(c.objectives))
 }
 
+/** --dropout R: the hidden and attention dropout of this run (null: the config's own). */
+export function withDropout(m: BertConfig, rate: number | null): BertConfig {
+  return rate === null ? m : {...m, hidden_dropout_prob: rate, attention_probs_dropout_prob: rate}
+}
+
+/** --dropout R on a built model (fine-tuning): its layers read the config at every forward. */
+export function setDropout(m: BertConfig, rate: number | null | undefined): void {
+  if (rate === null || rate === undefined) return
+  m.hidden_dropout_prob = rate
+  m.attention_probs_dropout_prob = rate
+}
+
 /** The checkpoint's model config, which a resumed run keeps. */
 export async function resumedModelConfig(c: TrainConfig, dir: string): Promise<BertConfig> {
   const cfg = await readConfig(dir)

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import type {Batch} from '../model/batch.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
-import {type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
+import {type LossCounts, type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
 import {type AdamW, clipByGlobalNorm} from './optim.js'
 
@@ -51,6 +51,8 @@ export interface StepOutcome {
 /** One micro-batch of a step: its loss under the gradient tape, then what to do with its value, then cleanup. */
 export interface MicroBatch {
   loss: () => tf.Scalar
+  /** Data-parallel: this rank's share of the micro-batch is empty, the global one is not (counted, no gradient here). */
+  empty?: boolean
   done?: (loss: number) => void
   dispose?: () => void
 }
@@ -62,9 +64,10 @@ export interface MicroBatch {
  * their examples would weigh them), clipped to a global L2 norm of `clip` (0: off; BERT,
  * SpanBERT: 1.0) as torch.nn.utils.clip_grad_norm_ does, one AdamW update with learning rate lr.
  * A closure returning null is a micro-batch without anything to learn from (skipped); with none
- * left the step makes no update. Leaves no tensors behind.
+ * left the step makes no update. `reduce` (data-parallel) sums the gradients over ranks before
+ * clipping. Leaves no tensors behind.
  */
-export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => MicroBatch | null)[], lr: number, clip: number): StepOutcome {
+export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => MicroBatch | null)[], lr: number, clip: number, reduce?: (grads: Map<string, tf.Tensor>) => void): StepOutcome {
   const acc = new Map<string, tf.Tensor>()
   const losses: number[] = []
   try {
@@ -72,6 +75,11 @@ export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => Micr
       const m = make()
       if (!m) continue
       try {
+        if (m.empty) {
+          losses.push(0)
+          m.done?.(0)
+          continue
+        }
         const r = gradsByName(params, m.loss)
         addGrads(acc, r.grads)
         losses.push(r.loss)
@@ -82,6 +90,7 @@ export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => Micr
     }
     if (losses.length === 0) return {losses, gradNorm: 0}
     scaleGrads(acc, 1 / losses.length)
+    reduce?.(acc) // data-parallel: summed over ranks before clipping (the global batch's gradient)
     const {norm, scale} = clipByGlobalNorm(acc, clip > 0 ? clip : Infinity)
     opt.apply(params.entries(), acc, lr, scale)
     return {losses, gradNorm: norm}
@@ -95,12 +104,12 @@ export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => Micr
  * (pretrainingTerms: MLM_sum/n_mlm + SBO_sum/n_sbo + NSP mean); `onStats` receives the batch's
  * stats vector [9] (sums, hits and counts per objective) on the host.
  */
-export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, onStats: (s: Float32Array) => void): () => tf.Scalar {
+export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, onStats: (s: Float32Array) => void, norm?: LossCounts): () => tf.Scalar {
   return () => {
     if (model.config.objectives.includes('nsp') && !b.nextLabels) {
       throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
     }
-    const t = pretrainingTerms(model.forward(b, ctx), b)
+    const t = pretrainingTerms(model.forward(b, ctx), b, norm)
     onStats(t.stats.dataSync() as Float32Array)
     return t.total
   }

@@ -107,6 +107,7 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
   return {
     task: 'ner',
     params: run.model.params,
+    config: run.model.config,
     units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateNer(us, pad, true),

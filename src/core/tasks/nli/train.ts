@@ -30,6 +30,7 @@ export function nliAdapter(run: NliRun, train: ClassUnit[], dev: ClassUnit[] | n
   return {
     task: 'nli',
     params: run.model.params,
+    config: run.model.config,
     units: train,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),

@@ -95,7 +95,7 @@ export function squadAdapter(run: SquadRun, log: (line: string) => void): TaskAd
   log(`${run.train.examples.length} questions, ${windows.length} windows${skipped ? ` (${skipped} questions skipped: answer not found in the passage)` : ''}`)
   const pad = run.tokenizer.vocab.special.pad
   return {
-    task: 'squad', params: run.model.params, units: windows,
+    task: 'squad', params: run.model.params, config: run.model.config, units: windows,
     tokens: (w) => w.ids.length,
     collate: (ws) => collateWindows(ws, pad, true),
     loss: (b, ctx) => run.model.loss(b, ctx),

@@ -77,6 +77,7 @@ export function swagAdapter(run: SwagRun, train: ChoiceUnit[], dev: ChoiceUnit[]
   return {
     task: 'swag',
     params: run.model.params,
+    config: run.model.config,
     units: train,
     tokens: (u) => u.choices.reduce((n, c) => n + c.ids.length, 0),
     collate: (us) => collateChoices(us, pad),

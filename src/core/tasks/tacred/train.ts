@@ -67,6 +67,7 @@ export function tacredAdapter(run: TacredRun, trainUnits: ClassUnit[], devUnits:
   return {
     task: 'tacred',
     params: run.model.params,
+    config: run.model.config,
     units: trainUnits,
     tokens: (u) => u.ids.length,
     collate: (us) => collateUnits(us, pad),

@@ -1,0 +1,146 @@
+import type * as tf from '@tensorflow/tfjs'
+import {SpanError} from '../stream/errors.js'
+import {type Collective, anyRank, checkAgreement} from './collective.js'
+import {allReduceGrads, broadcastVariables} from './grads.js'
+import {launchEnv} from './launch.js'
+import {MpiCollective} from './mpi.js'
+import {openCollective} from './open.js'
+import {type RankLog, prefixStderr} from './rank-log.js'
+
+/** Target counts of one global micro-batch, the denominators of its loss (summed over ranks). */
+export interface GlobalCounts {
+  mlm: number
+  sbo: number
+  rows: number // examples (the NSP mean's denominator)
+}
+
+/** Sums, counts and tokens of a step's tally (objective.ts Tally), in the order they travel. */
+export interface TallyLike {
+  sums: {mlm: number[]; sbo: number[]; nsp: number[]}
+  loss: number
+  tokens: number
+}
+
+/** An error every rank met at the same point (told once, by rank 0; the job ends cleanly). */
+export class CollectiveError extends SpanError {}
+
+/**
+ * What the training loop needs to run as one of N data-parallel ranks (docs: README "Training
+ * on many processes"): its share of each global micro-batch, the global loss denominators,
+ * summed gradients and metrics, one agreed stop, and rank 0 alone writing. With one process
+ * every method is the identity and the loop runs as before.
+ */
+export class DataParallel {
+  allReduceSeconds = 0
+
+  private constructor(readonly coll: Collective, private readonly log: RankLog) {}
+
+  /** Prefixes stderr first (so every later line is tagged), then starts the engine. */
+  static open(env: NodeJS.ProcessEnv = process.env): DataParallel {
+    let rank = 0
+    try {
+      rank = launchEnv(env).rank
+    } catch {
+      // openCollective reports the bad variable
+    }
+    const log = prefixStderr(rank)
+    try {
+      return new DataParallel(openCollective(env).coll, log)
+    } catch (err) {
+      log.dispose()
+      throw err
+    }
+  }
+
+  get rank(): number {
+    return this.coll.rank
+  }
+
+  get size(): number {
+    return this.coll.size
+  }
+
+  /** Rank 0 writes metrics, checkpoints and progress. */
+  get writes(): boolean {
+    return this.coll.rank === 0
+  }
+
+  /** This rank's rows [start, end) of a global micro-batch of size × perRank examples. */
+  share(perRank: number): [number, number] {
+    return [this.rank * perRank, (this.rank + 1) * perRank]
+  }
+
+  /** The global micro-batch's target counts from this rank's. */
+  counts(mine: GlobalCounts): GlobalCounts {
+    const b = Float64Array.from([mine.mlm, mine.sbo, mine.rows])
+    this.coll.allReduceSum([b])
+    return {mlm: b[0], sbo: b[1], rows: b[2]}
+  }
+
+  /** Every rank's gradients summed (buckets of ~25 MB). */
+  reduceGrads(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>): void {
+    this.allReduceSeconds += allReduceGrads(this.coll, params, grads)
+  }
+
+  /** The step's metrics over every rank (sums of sums; losses are already globally normalised). */
+  reduceTally(t: TallyLike): void {
+    if (this.size === 1) return
+    const keys = ['mlm', 'sbo', 'nsp'] as const
+    const b = Float64Array.from([...keys.flatMap((k) => t.sums[k]), t.loss, t.tokens])
+    this.coll.allReduceSum([b])
+    keys.forEach((k, j) => {
+      for (let i = 0; i < 3; i++) t.sums[k][i] = b[3 * j + i]
+    })
+    t.loss = b[9]
+    t.tokens = b[10]
+  }
+
+  /** A number summed over ranks (a loss already weighted by each rank's share). */
+  sum(x: number): number {
+    if (this.size === 1) return x
+    const b = Float64Array.from([x])
+    this.coll.allReduceSum([b])
+    return b[0]
+  }
+
+  /** A signal caught by any rank stops every rank after the same step. */
+  agreeStop(caught: string | null): string | null {
+    return anyRank(this.coll, caught !== null) ? (caught ?? 'SIGTERM') : null
+  }
+
+  /** Same resolved config and data on every rank, else every rank stops with one message. */
+  checkSame(label: string, what: unknown): void {
+    try {
+      checkAgreement(this.coll, label, what)
+    } catch (err) {
+      throw new CollectiveError((err as Error).message)
+    }
+  }
+
+  /** Rank 0's parameters on every rank. */
+  broadcast(vars: [string, tf.Variable][]): void {
+    broadcastVariables(this.coll, vars)
+  }
+
+  /** A checkpoint of another world size cannot continue exactly: refused. */
+  checkResumeWorld(saved: number | undefined, dir: string): void {
+    const world = saved ?? 1
+    if (world !== this.size) {
+      throw new CollectiveError(`${dir}: the run was trained on ${world} process${world === 1 ? '' : 'es'}, this one has ${this.size}; resume with the same number (mpirun -np ${world}) to continue it exactly`)
+    }
+  }
+
+  /**
+   * Ends the engine. After an error only this rank met, the rank says so in one line and
+   * aborts the job (MPI_Abort), so no other rank waits on it; an error every rank met ends
+   * cleanly, rank 0 alone telling it.
+   */
+  finish(err: unknown, say: (line: string) => void): void {
+    if (this.size > 1 && err !== undefined && !(err instanceof CollectiveError) && this.coll instanceof MpiCollective) {
+      say(`rank ${this.rank} failed: ${(err as Error).message}; ending the job`)
+      this.coll.abort(1)
+    }
+    if (err instanceof CollectiveError && this.rank > 0) this.log.mute()
+    this.coll.close()
+  }
+}

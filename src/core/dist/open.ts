@@ -1,0 +1,28 @@
+import {SpanError} from '../stream/errors.js'
+import {type Collective, SingleProcess} from './collective.js'
+import {type LaunchEnv, launchEnv} from './launch.js'
+import {MpiCollective} from './mpi.js'
+
+/**
+ * The collective of this process: one process when no launcher variable is set, MPI under
+ * mpirun or srun. torchrun's variables alone name a rendezvous for NCCL, which needs the cuda
+ * backend (not built yet): such a launch is refused with what to use instead.
+ */
+export function openCollective(env: NodeJS.ProcessEnv = process.env): {coll: Collective; launch: LaunchEnv} {
+  let launch: LaunchEnv
+  try {
+    launch = launchEnv(env)
+  } catch (err) {
+    throw new SpanError(`launcher environment: ${(err as Error).message}`)
+  }
+  if (launch.size === 1) return {coll: new SingleProcess(), launch}
+  if (launch.launcher === 'torchrun') {
+    throw new SpanError(`WORLD_SIZE=${launch.size} (torchrun-style launch): span's multi-process engine is MPI here, start the job with mpirun -np ${launch.size} or srun -n ${launch.size} (NCCL rendezvous over ${launch.master ?? 'MASTER_ADDR'} needs the cuda backend)`)
+  }
+  const coll = MpiCollective.open(env)
+  if (coll.rank !== launch.rank || coll.size !== launch.size) {
+    coll.close()
+    throw new SpanError(`MPI says rank ${coll.rank} of ${coll.size}, the ${launch.launcher} environment rank ${launch.rank} of ${launch.size}: a launcher mix-up (srun needs --mpi=pmix for Open MPI)`)
+  }
+  return {coll, launch}
+}
