@@ -1,3 +1,4 @@
+import {resolve} from 'node:path'
 import {Flags} from '@oclif/core'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
@@ -92,20 +93,33 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
+  const lock = held.has(resolve(String(f.out))) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const out = new LineWriter(stdoutStream())
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
     await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(`finetune ${a.task}`), scalars})
   } finally {
     await scalars.close()
+    lock?.release()
   }
   await out.end()
 }
 
 /** --out locked against a second writer; under a data-parallel launcher rank 0 alone locks (and writes). */
 export async function lockRun(out: string, log: (l: string) => void): Promise<{release(): void}> {
-  return launchRank() === 0 ? lockDir(out, log) : {release() {}}
+  if (launchRank() !== 0) return {release() {}}
+  const lock = await lockDir(out, log)
+  held.add(resolve(out))
+  return {
+    release() {
+      held.delete(resolve(out))
+      lock.release()
+    },
+  }
 }
+
+/** The run directories this process has locked (a command may lock early, before its data is read). */
+const held = new Set<string>()
 
 /** The flags every `predict TASK` command shares. */
 export function predictFlags(task: string, unit: string) {

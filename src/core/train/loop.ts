@@ -258,12 +258,18 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     signal.dispose()
     io.progress.stop()
   }
+  await finishRun(run, io, {stop, saved, evaluated})
+  return stop
+}
+
+/** After the last step: the final evaluation and checkpoint unless done at this step, and what a stop means. */
+async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved: number; evaluated: number}): Promise<void> {
+  const {stop, saved, evaluated} = at
   if (stop) io.log(`${stop} at step ${run.step}: saving a checkpoint (a second ${stop} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
-  if (run.evalSetup && evaluated !== run.step && run.step === c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
+  if (run.evalSetup && evaluated !== run.step && run.step === run.c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
   if (stop) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
-  if (run.dp.size > 1) io.log(`all-reduce: ${(run.dp.allReduceSeconds * 1000 / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
-  return stop
+  if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
 
 /** The metrics of the steps since the last record. */
