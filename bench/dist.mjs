@@ -28,20 +28,45 @@ function main() {
   const blocks = join(tmp, 'blocks.ndjson')
   const tok = spawnSync('bash', ['-c', `node ${bin} tokenize ${join(ROOT, 'fixtures', 'corpus.txt')} | node ${bin} block --len 128 > ${blocks}`])
   if (tok.status !== 0) throw new Error(tok.stderr.toString())
-  const common = [bin, 'pretrain', blocks, '--preset', 'mini', '--max-steps', String(steps), '--log-every', '1', '--dropout', '0', '--backend', 'native', '--warmup', '1']
+  const common = [
+    bin,
+    'pretrain',
+    blocks,
+    '--preset',
+    'mini',
+    '--max-steps',
+    String(steps),
+    '--log-every',
+    '1',
+    '--dropout',
+    '0',
+    '--backend',
+    'native',
+    '--warmup',
+    '1',
+  ]
   const runs = [
     {name: '1 rank × 2 threads, batch 16', cmd: ['node', ...common, '--threads', '2', '--batch-size', '16', '--out', join(tmp, 'a')]},
-    {name: '2 ranks × 1 thread, batch 8 each', cmd: ['mpirun', '-np', '2', '--oversubscribe', '--bind-to', 'none', 'node', ...common, '--threads', '1', '--batch-size', '8', '--out', join(tmp, 'b')]},
+    {
+      name: '2 ranks × 1 thread, batch 8 each',
+      cmd: ['mpirun', '-np', '2', '--oversubscribe', '--bind-to', 'none', 'node', ...common, '--threads', '1', '--batch-size', '8', '--out', join(tmp, 'b')],
+    },
   ]
   console.log(`mini (L4 H256 A4), global batch 16 × ≤128 tokens, ${steps} steps, native backend, ${process.env.HOSTNAME ?? 'this machine'}`)
   for (const r of runs) {
     const t0 = Date.now()
     const p = spawnSync(r.cmd[0], r.cmd.slice(1), {env, encoding: 'utf8', maxBuffer: 1 << 26})
     if (p.status !== 0) throw new Error(`${r.name}: ${p.stderr}`)
-    const recs = p.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((x) => 'tokens_per_s' in x)
+    const recs = p.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((x) => 'tokens_per_s' in x)
     const tps = median(recs.slice(1).map((x) => x.tokens_per_s))
     const ar = /all-reduce: ([\d.]+) ms per step/.exec(p.stderr)
-    console.log(`${r.name.padEnd(34)} ${Math.round(tps).toString().padStart(6)} tokens/s${ar ? `, all-reduce (with waiting for the other rank) ${ar[1]} ms/step` : ''}  [${((Date.now() - t0) / 1000).toFixed(0)} s wall]`)
+    console.log(
+      `${r.name.padEnd(34)} ${Math.round(tps).toString().padStart(6)} tokens/s${ar ? `, all-reduce (with waiting for the other rank) ${ar[1]} ms/step` : ''}  [${((Date.now() - t0) / 1000).toFixed(0)} s wall]`,
+    )
   }
   const p = spawnSync('mpirun', ['-np', '2', '--oversubscribe', 'node', new URL(import.meta.url).pathname, '--allreduce'], {env, encoding: 'utf8'})
   process.stdout.write(p.status === 0 ? p.stdout : `all-reduce alone failed: ${p.stderr}`)
@@ -65,7 +90,10 @@ async function allReduceOnly() {
     tf.dispose([...grads.values()])
   }
   const floats = params.reduce((s, [, v]) => s + v.size, 0)
-  if (coll.rank === 0) console.log(`all-reduce alone, 2 ranks, ${(floats / 1e6).toFixed(1)} M floats (${((4 * floats) / 2 ** 20).toFixed(0)} MB): ${median(times).toFixed(1)} ms (median of 10; includes reading tensors to the host and back)`)
+  if (coll.rank === 0)
+    console.log(
+      `all-reduce alone, 2 ranks, ${(floats / 1e6).toFixed(1)} M floats (${((4 * floats) / 2 ** 20).toFixed(0)} MB): ${median(times).toFixed(1)} ms (median of 10; includes reading tensors to the host and back)`,
+    )
   coll.close()
   model.dispose()
 }

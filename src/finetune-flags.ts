@@ -27,7 +27,9 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
   return {
     init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT; a run directory means its best/)', exclusive: ['preset']}),
     preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
-    vocab: Flags.string({description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt"}),
+    vocab: Flags.string({
+      description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt",
+    }),
     out: Flags.string({description: 'run directory: best/ and checkpoint-STEP/ go there', required: true}),
     cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
@@ -50,7 +52,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 0}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly'}),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
-    dropout: numberFlag('hidden and attention dropout (default: the checkpoint\'s or preset\'s, 0.1)', {min: 0, max: 0.999}),
+    dropout: numberFlag("hidden and attention dropout (default: the checkpoint's or preset's, 0.1)", {min: 0, max: 0.999}),
   }
 }
 
@@ -60,11 +62,30 @@ type Given = Record<string, unknown>
 export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSettings {
   const g = f as Record<string, never>
   return {
-    task, init: f.init ? String(f.init) : f.preset ? `preset:${String(f.preset)}` : `resume:${String(f.resume)}`, train: g.train, dev: g.dev ?? null, out: g.out,
-    cased, 'max-len': g['max-len'], lr: g.lr, 'warmup-proportion': g['warmup-proportion'], 'weight-decay': g['weight-decay'], clip: g.clip,
-    epochs: g.epochs, 'batch-size': g['batch-size'], accumulate: g.accumulate, seed: g.seed, backend: g.backend, threads: g.threads ?? null,
-    'log-every': g['log-every'], 'eval-every': g['eval-every'] ?? null, keep: g.keep, patience: g.patience ?? null,
-    'max-train-examples': g['max-train-examples'] ?? null, 'group-by-length': Boolean(f['group-by-length']), dropout: g.dropout ?? null,
+    task,
+    init: f.init ? String(f.init) : f.preset ? `preset:${String(f.preset)}` : `resume:${String(f.resume)}`,
+    train: g.train,
+    dev: g.dev ?? null,
+    out: g.out,
+    cased,
+    'max-len': g['max-len'],
+    lr: g.lr,
+    'warmup-proportion': g['warmup-proportion'],
+    'weight-decay': g['weight-decay'],
+    clip: g.clip,
+    epochs: g.epochs,
+    'batch-size': g['batch-size'],
+    accumulate: g.accumulate,
+    seed: g.seed,
+    backend: g.backend,
+    threads: g.threads ?? null,
+    'log-every': g['log-every'],
+    'eval-every': g['eval-every'] ?? null,
+    keep: g.keep,
+    patience: g.patience ?? null,
+    'max-train-examples': g['max-train-examples'] ?? null,
+    'group-by-length': Boolean(f['group-by-length']),
+    dropout: g.dropout ?? null,
   }
 }
 
@@ -90,14 +111,26 @@ export async function runVocab(f: Given, dir: string | null): Promise<{vocab: Vo
 }
 
 /** Runs the loop with metrics on stdout and progress on stderr; a resumed run must keep its settings. */
-export async function runLoop<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, src: {resume: string | null}, f: Given, log: (l: string) => void, fixed: readonly string[] = []): Promise<void> {
+export async function runLoop<U, B>(
+  a: TaskAdapter<U, B>,
+  c: FinetuneSettings,
+  src: {resume: string | null},
+  f: Given,
+  log: (l: string) => void,
+  fixed: readonly string[] = [],
+): Promise<void> {
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const lock = held.has(resolve(String(f.out))) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const out = new LineWriter(stdoutStream())
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
-    await finetune(a, c, {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null}, {out, log, progress: makeProgress(`finetune ${a.task}`), scalars})
+    await finetune(
+      a,
+      c,
+      {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null},
+      {out, log, progress: makeProgress(`finetune ${a.task}`), scalars},
+    )
   } finally {
     await scalars.close()
     lock?.release()

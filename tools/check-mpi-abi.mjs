@@ -8,8 +8,11 @@ import {spawnSync} from 'node:child_process'
 import {existsSync} from 'node:fs'
 
 const HANDLES = {
-  MPI_COMM_WORLD: 'ompi_mpi_comm_world', MPI_FLOAT: 'ompi_mpi_float', MPI_DOUBLE: 'ompi_mpi_double',
-  MPI_BYTE: 'ompi_mpi_byte', MPI_SUM: 'ompi_mpi_op_sum',
+  MPI_COMM_WORLD: 'ompi_mpi_comm_world',
+  MPI_FLOAT: 'ompi_mpi_float',
+  MPI_DOUBLE: 'ompi_mpi_double',
+  MPI_BYTE: 'ompi_mpi_byte',
+  MPI_SUM: 'ompi_mpi_op_sum',
 }
 const INCLUDES = ['/usr/lib/x86_64-linux-gnu/openmpi/include', '/usr/lib/aarch64-linux-gnu/openmpi/include', '/usr/include/openmpi', '/usr/include']
 
@@ -22,10 +25,20 @@ function main() {
   const r = spawnSync(cc, ['-E', '-P', `-I${dir}`, '-x', 'c', '-'], {input: src, encoding: 'utf8'})
   if (r.status !== 0) return report([], `skipped: ${cc} -E failed: ${r.stderr.split('\n')[0]}`)
   const line = (n) => (r.stdout.split('\n').find((l) => l.startsWith(`SPAN_${n}:`)) ?? '').slice(`SPAN_${n}:`.length).replace(/\s+/g, '')
-  const checks = Object.entries(HANDLES).map(([n, sym]) => ({name: n, want: sym, got: line(n), ok: new RegExp(`&\\(?${sym}\\)`).test(line(n)) || line(n).includes(`&(${sym})`)}))
+  const checks = Object.entries(HANDLES).map(([n, sym]) => ({
+    name: n,
+    want: sym,
+    got: line(n),
+    ok: new RegExp(`&\\(?${sym}\\)`).test(line(n)) || line(n).includes(`&(${sym})`),
+  }))
   checks.push({name: 'MPI_IN_PLACE', want: '((void*)1)', got: line('MPI_IN_PLACE'), ok: line('MPI_IN_PLACE') === '((void*)1)'})
   // an enum member stays a name under -E; the header's enum order is SINGLE, FUNNELED, …
-  checks.push({name: 'MPI_THREAD_FUNNELED', want: 'second of the enum (1)', got: line('MPI_THREAD_FUNNELED'), ok: /MPI_THREAD_SINGLE,\s*MPI_THREAD_FUNNELED/.test(r.stdout)})
+  checks.push({
+    name: 'MPI_THREAD_FUNNELED',
+    want: 'second of the enum (1)',
+    got: line('MPI_THREAD_FUNNELED'),
+    ok: /MPI_THREAD_SINGLE,\s*MPI_THREAD_FUNNELED/.test(r.stdout),
+  })
   return report(checks, `Open MPI ${line('VERSION')} headers in ${dir}`)
 }
 

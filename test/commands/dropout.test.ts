@@ -16,13 +16,43 @@ function span(args: string[]) {
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 const hf = (dir: string) => JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'))
-const losses = (stdout: string) => stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => 'loss' in r).map((r) => r.loss as number)
+const losses = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((r) => 'loss' in r)
+    .map((r) => r.loss as number)
 
 describe('--dropout', () => {
   const train = join(tmp, 'train.ndjson')
-  const args = (out: string, _unused: string, rest: string[]) => ['pretrain', train, '--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--batch-size', '4', '--max-steps', '2', '--log-every', '1', '--backend', 'wasm', '--seed', '1', '--out', join(tmp, out), ...rest]
+  const args = (out: string, _unused: string, rest: string[]) => [
+    'pretrain',
+    train,
+    '--preset',
+    'tiny',
+    '--layers',
+    '1',
+    '--hidden',
+    '16',
+    '--heads',
+    '2',
+    '--batch-size',
+    '4',
+    '--max-steps',
+    '2',
+    '--log-every',
+    '1',
+    '--backend',
+    'wasm',
+    '--seed',
+    '1',
+    '--out',
+    join(tmp, out),
+    ...rest,
+  ]
 
-  it('pretrain: 0 turns dropout off (saved in config.json); the default keeps the preset\'s 0.1', () => {
+  it("pretrain: 0 turns dropout off (saved in config.json); the default keeps the preset's 0.1", () => {
     writeBlocks(train, 12, 2)
     const off = span(args('off', '', ['--dropout', '0']))
     const on = span(args('on', '', []))
@@ -42,9 +72,35 @@ describe('--dropout', () => {
 
   it('finetune glue: the fine-tuned model runs and is saved with the rate', () => {
     const tsv = join(tmp, 'sst2.tsv')
-    writeFileSync(tsv, 'sentence\tlabel\n' + ['a fine film', 'dull and slow', 'warm , funny', 'no wit at all', 'a gem', 'bad'].map((s, i) => `${s}\t${i % 2 === 0 ? 1 : 0}`).join('\n') + '\n')
+    writeFileSync(
+      tsv,
+      'sentence\tlabel\n' +
+        ['a fine film', 'dull and slow', 'warm , funny', 'no wit at all', 'a gem', 'bad'].map((s, i) => `${s}\t${i % 2 === 0 ? 1 : 0}`).join('\n') +
+        '\n',
+    )
     const out = join(tmp, 'ft')
-    const r = span(['finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--out', out, '--max-len', '16', '--batch-size', '3', '--epochs', '1', '--backend', 'wasm', '--dropout', '0.25'])
+    const r = span([
+      'finetune',
+      'glue',
+      '--task',
+      'sst-2',
+      '--preset',
+      'tiny',
+      '--train',
+      tsv,
+      '--out',
+      out,
+      '--max-len',
+      '16',
+      '--batch-size',
+      '3',
+      '--epochs',
+      '1',
+      '--backend',
+      'wasm',
+      '--dropout',
+      '0.25',
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(hf(join(out, 'best'))).toMatchObject({hidden_dropout_prob: 0.25, attention_probs_dropout_prob: 0.25})
   })

@@ -24,7 +24,11 @@ function span(args: string[]) {
   const r = spawnSync('node', [bin, ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
-const records = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+const records = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
 const bytes = (dir: string, f: string) => readFileSync(join(dir, f))
 
 beforeAll(async () => {
@@ -38,13 +42,34 @@ beforeAll(async () => {
 })
 
 const tasks: [string, string[]][] = [
-  ['squad', ['finetune', 'squad', '--train', join(tmp, 'train.json'), '--dev', join(tmp, 'train.json'), '--max-len', '32', '--doc-stride', '8', '--max-query-len', '8']],
+  [
+    'squad',
+    ['finetune', 'squad', '--train', join(tmp, 'train.json'), '--dev', join(tmp, 'train.json'), '--max-len', '32', '--doc-stride', '8', '--max-query-len', '8'],
+  ],
   ['glue', ['finetune', 'glue', '--task', 'sst2', '--train', join(tmp, 'train.tsv'), '--dev', join(tmp, 'train.tsv'), '--max-len', '16']],
 ]
 
 describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cmd) => {
-  const common = [...cmd, '--init', ckpt, '--epochs', '2', '--batch-size', '2', '--accumulate', '2', '--lr', '1e-3', '--log-every', '1',
-    '--group-by-length', '--eval-every', '2', '--backend', 'wasm']
+  const common = [
+    ...cmd,
+    '--init',
+    ckpt,
+    '--epochs',
+    '2',
+    '--batch-size',
+    '2',
+    '--accumulate',
+    '2',
+    '--lr',
+    '1e-3',
+    '--log-every',
+    '1',
+    '--group-by-length',
+    '--eval-every',
+    '2',
+    '--backend',
+    'wasm',
+  ]
 
   it('stopped at step 3 and resumed, ends byte for byte as the uninterrupted run', () => {
     const whole = span([...common, '--keep', '2', '--out', join(tmp, `${_task}-whole`)])
@@ -64,7 +89,10 @@ describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cm
     const rest = span([...common, '--resume', part, '--out', part])
     expect(rest.code, rest.stderr).toBe(0)
     expect(rest.stderr).toMatch(/resuming at step 3/)
-    const later = (text: string) => records(text).filter((r) => (r.step as number) > 3 && !r.checkpoint).map((r) => ({...r, tokens_per_s: 0}))
+    const later = (text: string) =>
+      records(text)
+        .filter((r) => (r.step as number) > 3 && !r.checkpoint)
+        .map((r) => ({...r, tokens_per_s: 0}))
     expect(later(rest.stdout)).toEqual(later(whole.stdout))
     const end = `checkpoint-${last.step}`
     for (const f of ['model.safetensors', 'optimizer.safetensors', 'trainer_state.json']) {

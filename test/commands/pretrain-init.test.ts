@@ -19,9 +19,24 @@ const data = join(tmp, 'masked.ndjson')
 
 // [CLS]=2 [SEP]=3 [MASK]=4 in fixtures/torch/vocab.txt; spans away from the edges so SBO has targets
 const EXAMPLES: MaskedExample[] = [
-  {ids: [2, 5, 4, 4, 9, 40, 6, 98, 3], targets: [[2, 17], [3, 30]], spans: [[2, 3, 'mask']]},
+  {
+    ids: [2, 5, 4, 4, 9, 40, 6, 98, 3],
+    targets: [
+      [2, 17],
+      [3, 30],
+    ],
+    spans: [[2, 3, 'mask']],
+  },
   {ids: [2, 30, 11, 73, 4, 61, 24, 88, 50, 3], targets: [[4, 12]], spans: [[4, 4, 'mask']]},
-  {ids: [2, 7, 8, 4, 4, 4, 10, 3], targets: [[3, 44], [4, 45], [5, 46]], spans: [[3, 5, 'mask']]},
+  {
+    ids: [2, 7, 8, 4, 4, 4, 10, 3],
+    targets: [
+      [3, 44],
+      [4, 45],
+      [5, 46],
+    ],
+    spans: [[3, 5, 'mask']],
+  },
 ]
 
 function span(args: string[]) {
@@ -35,11 +50,28 @@ beforeAll(async () => {
 })
 
 describe('span pretrain --init', () => {
-  it.each(['zip-f32', 'gamma-bare'])('from %s: the first step\'s MLM loss is the loaded model\'s MLM loss on that batch', async (name) => {
+  it.each(['zip-f32', 'gamma-bare'])("from %s: the first step's MLM loss is the loaded model's MLM loss on that batch", async (name) => {
     const dir = join(torch, name)
     const vocab = name === 'gamma-bare' ? ['--vocab', join(torch, 'vocab.txt')] : []
-    const r = span(['pretrain', data, '--init', dir, ...vocab, '--out', join(tmp, name), '--batch-size', '3', '--max-steps', '1',
-      '--log-every', '1', '--backend', 'cpu', '--lr', '1e-3'])
+    const r = span([
+      'pretrain',
+      data,
+      '--init',
+      dir,
+      ...vocab,
+      '--out',
+      join(tmp, name),
+      '--batch-size',
+      '3',
+      '--max-steps',
+      '1',
+      '--log-every',
+      '1',
+      '--backend',
+      'cpu',
+      '--lr',
+      '1e-3',
+    ])
     expect(r.code, r.stderr).toBe(0)
     const first = JSON.parse(r.stdout.split('\n')[0]) as {step: number; mlm_loss: number}
     expect(first.step).toBe(1)
@@ -55,7 +87,9 @@ describe('span pretrain --init', () => {
       return
     }
     expect(first.mlm_loss).toBeCloseTo(mlm, 4)
-    expect(r.stderr).toMatch(/--init .*zip-f32: took 44 tensors \(bert\.embeddings\.\* ×5, bert\.encoder\.\* ×32, bert\.pooler\.\* ×2, cls\.predictions\.\* ×5\)/)
+    expect(r.stderr).toMatch(
+      /--init .*zip-f32: took 44 tensors \(bert\.embeddings\.\* ×5, bert\.encoder\.\* ×32, bert\.pooler\.\* ×2, cls\.predictions\.\* ×5\)/,
+    )
     expect(r.stderr).toMatch(/initialised 10 \(cls\.pair_target_predictions\.\* ×10\); ignored 4 \(cls\.predictions\.\* ×2, cls\.seq_relationship\.\* ×2\)/)
   })
 

@@ -14,7 +14,12 @@ function span(args: string[]) {
 }
 
 type Tok = {doc: number; ids: number[]}
-const body = (stdout: string): Tok[] => stdout.trimEnd().split('\n').slice(1).map((l) => JSON.parse(l) as Tok)
+const body = (stdout: string): Tok[] =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as Tok)
 
 /** doc → its records' ids, in order. */
 function documents(recs: Tok[]): Map<number, number[][]> {

@@ -35,13 +35,30 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
-    const config = {...loopSettings(flags, 'mrqa', cased), task: 'mrqa', version: '1.1', 'doc-stride': flags['doc-stride'], 'max-query-len': flags['max-query-len'], 'n-best': flags['n-best'], 'max-answer-len': flags['max-answer-len'], 'null-threshold': 0, 'eval-metric': 'f1'} as unknown as SquadFinetuneConfig
-    if (config['max-len'] < config['max-query-len'] + 4) throw new SpanError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
+    const config = {
+      ...loopSettings(flags, 'mrqa', cased),
+      task: 'mrqa',
+      version: '1.1',
+      'doc-stride': flags['doc-stride'],
+      'max-query-len': flags['max-query-len'],
+      'n-best': flags['n-best'],
+      'max-answer-len': flags['max-answer-len'],
+      'null-threshold': 0,
+      'eval-metric': 'f1',
+    } as unknown as SquadFinetuneConfig
+    if (config['max-len'] < config['max-query-len'] + 4)
+      throw new SpanError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
     log(`config: ${JSON.stringify(config)}`)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
-    const model = src.dir ? (await loadQaModel(src.dir, config.seed)).model : BertForQuestionAnswering.init(presetConfig(flags.preset as PresetName, vocab.tokens.length, {max_position_embeddings: Math.max(512, config['max-len'])}), config.seed)
+    const model = src.dir
+      ? (await loadQaModel(src.dir, config.seed)).model
+      : BertForQuestionAnswering.init(
+          presetConfig(flags.preset as PresetName, vocab.tokens.length, {max_position_embeddings: Math.max(512, config['max-len'])}),
+          config.seed,
+        )
     try {
-      if (config['max-len'] > model.config.max_position_embeddings) throw new SpanError(`--max-len ${config['max-len']} exceeds the model's ${model.config.max_position_embeddings} positions`)
+      if (config['max-len'] > model.config.max_position_embeddings)
+        throw new SpanError(`--max-len ${config['max-len']} exceeds the model's ${model.config.max_position_embeddings} positions`)
       const run = {config, model, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !cased}), vocabPath: vocab.info.path, train: asSquad(train), dev: null}
       await runLoop(mrqaAdapter(run, dev, log), config, src, flags, log, ['doc-stride', 'max-query-len'])
     } finally {

@@ -46,7 +46,10 @@ checkpoint by F1 goes to --out/best.`
     const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft: null}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {
-      await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, ['scheme', 'stride'])
+      await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, [
+        'scheme',
+        'stride',
+      ])
     } finally {
       model.dispose()
     }

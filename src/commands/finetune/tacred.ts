@@ -39,7 +39,14 @@ and the best checkpoint by F1 goes to --out/best.`
     const dev = flags.dev ? readRelationFile(flags.dev, {requireLabel: true, labels}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
     const markers = new MarkerVocab(vocab.tokens.length)
-    const config: TacredFinetuneConfig = {...loopSettings(flags, 'tacred', cased), task: 'tacred', 'feature-mode': flags['feature-mode'] as FeatureMode, 'negative-label': flags['negative-label'], labels, markers: []}
+    const config: TacredFinetuneConfig = {
+      ...loopSettings(flags, 'tacred', cased),
+      task: 'tacred',
+      'feature-mode': flags['feature-mode'] as FeatureMode,
+      'negative-label': flags['negative-label'],
+      labels,
+      markers: [],
+    }
     const run0 = {config, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !cased}), markers}
     const trainUnits = relationUnits(train, run0)
     const devUnits = dev ? relationUnits(dev, run0) : null
@@ -50,7 +57,10 @@ and the best checkpoint by F1 goes to --out/best.`
     const head = {num_labels: labels.length, labels, finetuning_task: 'tacred', span_ft: null}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length + markers.list.length, config['max-len'], config.seed, log)
     try {
-      await runLoop(tacredAdapter({...run0, model, vocabPath: vocab.info.path, train, dev}, trainUnits, devUnits), config, src, flags, log, ['feature-mode', 'negative-label'])
+      await runLoop(tacredAdapter({...run0, model, vocabPath: vocab.info.path, train, dev}, trainUnits, devUnits), config, src, flags, log, [
+        'feature-mode',
+        'negative-label',
+      ])
     } finally {
       model.dispose()
     }

@@ -66,6 +66,6 @@ export const notInAuto = (): string[] => DOCTOR_ORDER.filter((b) => !(AUTO_ORDER
 /** Why `r` was not the pick, for the text report. */
 export function whyNot(r: BackendReport, auto: string | null): string {
   if (!r.available) return 'unavailable (above)'
-  if (notInAuto().includes(r.backend)) return 'not in auto\'s order (src/core/engine/backend.ts AUTO_ORDER)'
+  if (notInAuto().includes(r.backend)) return "not in auto's order (src/core/engine/backend.ts AUTO_ORDER)"
   return `available, but ${auto} comes first`
 }

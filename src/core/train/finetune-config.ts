@@ -48,8 +48,18 @@ export interface FinetuneSettings {
 
 /** The loop's settings that a resumed run must share with the run it continues. */
 export const FIXED_ON_RESUME_FT = [
-  'task', 'lr', 'warmup-proportion', 'weight-decay', 'clip', 'epochs', 'batch-size', 'accumulate', 'seed', 'max-len',
-  'max-train-examples', 'group-by-length',
+  'task',
+  'lr',
+  'warmup-proportion',
+  'weight-decay',
+  'clip',
+  'epochs',
+  'batch-size',
+  'accumulate',
+  'seed',
+  'max-len',
+  'max-train-examples',
+  'group-by-length',
 ] as const
 
 /** The flag values the loop settings default to when a config predates them. */
@@ -97,7 +107,10 @@ export function checkResumeConfig(saved: Record<string, unknown>, now: Record<st
 export function configFiles(c: FinetuneSettings, state: Record<string, unknown>): CheckpointFile[] {
   const json = (v: unknown) => JSON.stringify(v, null, 2) + '\n'
   return [
-    {name: TOKENIZER_CONFIG_FILE, write: (p) => writeFile(p, json({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer', model_max_length: c['max-len']}))},
+    {
+      name: TOKENIZER_CONFIG_FILE,
+      write: (p) => writeFile(p, json({do_lower_case: !c.cased, tokenizer_class: 'BertTokenizer', model_max_length: c['max-len']})),
+    },
     {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, json(SPECIAL_TOKENS))},
     {name: FINETUNE_CONFIG_FILE, write: (p) => writeFile(p, json({...c, ...state}))},
   ]

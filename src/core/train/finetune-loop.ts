@@ -79,7 +79,11 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
     const {threads: _threads, ...same} = c
     dp.checkSame('resolved config or data', {config: same, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
     dp.broadcast(a.params.entries()) // rank 0's parameters (new heads are seeded alike, but one source is simpler to trust)
-    const quiet = {out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter, progress: {start() {}, update() {}, stop() {}}, scalars: undefined}
+    const quiet = {
+      out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter,
+      progress: {start() {}, update() {}, stop() {}},
+      scalars: undefined,
+    }
     return await finetuneRank(a, c, o, dp.writes ? io : {...io, ...quiet}, dp)
   } catch (err) {
     failed = err
@@ -89,11 +93,20 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
   }
 }
 
-async function finetuneRank<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: FinetuneRunOptions, io: FinetuneIO, dp: DataParallel): Promise<FinetuneOutcome> {
+async function finetuneRank<U, B>(
+  a: TaskAdapter<U, B>,
+  c: FinetuneSettings,
+  o: FinetuneRunOptions,
+  io: FinetuneIO,
+  dp: DataParallel,
+): Promise<FinetuneOutcome> {
   const n = Math.min(a.units.length, c['max-train-examples'] ?? Infinity)
   const {sched, stepsPerEpoch} = finetuneSchedule(c, n, dp.size)
-  if (dp.size > 1) io.log(`effective batch ${dp.size * c['batch-size'] * c.accumulate}: ${dp.size} processes × --batch-size ${c['batch-size']} × --accumulate ${c.accumulate}`)
-  io.log(`${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`)
+  if (dp.size > 1)
+    io.log(`effective batch ${dp.size * c['batch-size'] * c.accumulate}: ${dp.size} processes × --batch-size ${c['batch-size']} × --accumulate ${c.accumulate}`)
+  io.log(
+    `${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`,
+  )
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
   try {
     const s: FinetuneState = o.resume ? await loadFinetuneState(o.resume, opt, a.params) : freshState(c)
@@ -108,7 +121,16 @@ async function finetuneRank<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: 
 }
 
 function freshState(c: FinetuneSettings): FinetuneState {
-  return {format: 'span-finetune-state/1', step: 0, epoch: 0, batch: 0, dropout_rng: deriveRng(c.seed, STREAM.dropout).state(), best: null, best_step: null, stale: 0}
+  return {
+    format: 'span-finetune-state/1',
+    step: 0,
+    epoch: 0,
+    batch: 0,
+    dropout_rng: deriveRng(c.seed, STREAM.dropout).state(),
+    best: null,
+    best_step: null,
+    stale: 0,
+  }
 }
 
 /** Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. */
@@ -129,7 +151,7 @@ async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome
       if (s.step % c['log-every'] === 0 || s.batch === l.stepsPerEpoch) window = await logWindow(l, window)
       const endOfEpoch = s.batch === l.stepsPerEpoch
       if (endOfEpoch || (c['eval-every'] && s.step % c['eval-every'] === 0)) {
-        if (await evaluation(l) === 'patience') return {best: s.best, step: s.step, stopped: 'patience'}
+        if ((await evaluation(l)) === 'patience') return {best: s.best, step: s.step, stopped: 'patience'}
       }
       l.io.onStep?.(s.step)
     }
@@ -168,8 +190,16 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
     const units = Array.from(rows.subarray(lo, hi), (i) => a.units[i])
     const share = units.length / rows.length // the global mean: each rank's mean weighted by its share, summed over ranks
     w.tokens += units.reduce((t, u) => t + a.tokens(u), 0)
-    micro.push(() => (units.length === 0 ? {loss: () => { throw new Error('an empty share has no loss') }, empty: true}
-      : {loss: () => (share === 1 ? a.loss(a.collate(units), ctx) : a.loss(a.collate(units), ctx).mul(share))}))
+    micro.push(() =>
+      units.length === 0
+        ? {
+            loss: () => {
+              throw new Error('an empty share has no loss')
+            },
+            empty: true,
+          }
+        : {loss: () => (share === 1 ? a.loss(a.collate(units), ctx) : a.loss(a.collate(units), ctx).mul(share))},
+    )
   }
   const t0 = performance.now()
   const lr = l.sched.at(s.step + 1)

@@ -49,7 +49,8 @@ function checkFinetuneState(raw: Record<string, unknown>, path: string): Finetun
     if (!Number.isInteger(s[k]) || (s[k] as number) < 0) throw bad(`no valid "${k}"`)
   }
   const words = s.dropout_rng
-  if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => Number.isInteger(w) && w >= 0 && w < 2 ** 32)) throw bad('no valid "dropout_rng" state')
+  if (!Array.isArray(words) || words.length !== 4 || !words.every((w) => Number.isInteger(w) && w >= 0 && w < 2 ** 32))
+    throw bad('no valid "dropout_rng" state')
   if (s.best !== null && typeof s.best !== 'number') throw bad('no valid "best"')
   return s as FinetuneState
 }

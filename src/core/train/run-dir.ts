@@ -22,7 +22,11 @@ export async function checkpointSteps(out: string): Promise<number[]> {
   } catch {
     return []
   }
-  return names.map((n) => /^checkpoint-(\d+)$/.exec(n)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b)
+  return names
+    .map((n) => /^checkpoint-(\d+)$/.exec(n))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => a - b)
 }
 
 /** Removes all but the newest `keep` checkpoint-STEP/ directories. */

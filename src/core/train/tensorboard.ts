@@ -36,7 +36,10 @@ export class EventWriter {
   private chain: Promise<void> = Promise.resolve()
   private closed = false
 
-  private constructor(private readonly fh: FileHandle, readonly path: string) {}
+  private constructor(
+    private readonly fh: FileHandle,
+    readonly path: string,
+  ) {}
 
   static async open(dir: string): Promise<EventWriter> {
     await makeDirs(dir)
@@ -123,7 +126,10 @@ function decodeSummary(data: Uint8Array): Array<{tag: string; value: number}> {
 
 /** Why an event file could not be read: `path: record N at byte B: reason`. */
 export class EventFileError extends Error {
-  constructor(readonly path: string, readonly detail: string) {
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+  ) {
     super(`${path}: ${detail}`)
     this.name = 'EventFileError'
   }

@@ -47,7 +47,11 @@ export function frameRecord(data: Uint8Array): Buffer {
 
 /** Where a record failed its checks: offset of its header in the file and why. */
 export class RecordError extends Error {
-  constructor(readonly record: number, readonly offset: number, reason: string) {
+  constructor(
+    readonly record: number,
+    readonly offset: number,
+    reason: string,
+  ) {
     super(`record ${record} at byte ${offset}: ${reason}`)
     this.name = 'RecordError'
   }

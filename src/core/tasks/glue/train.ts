@@ -42,12 +42,16 @@ export function glueAdapter(run: GlueRun): TaskAdapter<GlueFeature, ClsHostBatch
   const regression = run.model.head.num_labels === 1
   const limits = spanLimits(run.model)
   return {
-    task: 'glue', params: run.model.params, config: run.model.config, units: run.train,
+    task: 'glue',
+    params: run.model.params,
+    config: run.model.config,
+    units: run.train,
     tokens: (f) => f.ids.length,
     collate: (fs) => collateGlue(fs, run.padId, limits, regression),
     loss: (b, ctx) => run.model.loss(b, ctx),
     evaluate: async () => (run.dev ? ((await devScores(run)) as unknown as DevScores) : null),
-    metric: 'score', higherIsBetter: true,
+    metric: 'score',
+    higherIsBetter: true,
     files: (state) => glueCheckpointFiles(run, state),
   }
 }
