@@ -1,5 +1,5 @@
 import {readFileSync, unlinkSync} from 'node:fs'
-import {open, readFile, rename, stat, writeFile} from 'node:fs/promises'
+import {open, readFile, rename, stat, unlink, writeFile} from 'node:fs/promises'
 import {basename, dirname, join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {pidAlive} from './atomic.js'
@@ -45,7 +45,13 @@ export async function lockDir(dir: string, log: (line: string) => void): Promise
 async function create(path: string): Promise<boolean> {
   try {
     const fh = await open(path, 'wx')
-    await fh.writeFile(`${process.pid}\n`)
+    try {
+      await fh.writeFile(`${process.pid}\n`)
+    } catch (err) {
+      await fh.close().catch(() => {})
+      await unlink(path).catch(() => {}) // a full disk: no empty lock file left behind
+      throw err
+    }
     await fh.close()
     return true
   } catch (err) {
