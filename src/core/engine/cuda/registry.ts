@@ -9,8 +9,10 @@ import {FUSED_KERNELS} from '../fused-kernels.js'
 export const KERNEL_CENSUS: Record<string, readonly string[]> = {
   pretrain: [
     'Add',
+    'ArgMax',
     'Cast',
     'Concat',
+    'Equal',
     'ExpandDims',
     'GatherV2',
     'Identity',
