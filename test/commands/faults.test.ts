@@ -69,7 +69,7 @@ describe('a full disk', () => {
     const out = join(tmp, 'ck-full')
     const r = await sh(`${span(`pretrain ${blocks} ${TINY.join(' ')} --max-steps 3 --log-every 1 --out ${out}`)} > ${full}/metrics.ndjson`)
     expect(r.code).toBe(1)
-    const lines = stderrLines(r.stderr).filter((l) => !/steps take about/.test(l)) // the 1000-step estimate is a note, not an error
+    const lines = stderrLines(r.stderr).filter((l) => !/steps take about|effective batch/.test(l)) // notes (the 1000-step estimate, the batch), not errors
     expect(lines[0]).toMatch(/^span pretrain: metrics output: no space left on device \(ENOSPC\): metrics are no longer written; training goes on/)
     expect(lines.at(-1)).toMatch(
       /^span pretrain: metrics output: no space left on device \(ENOSPC\); the metrics after that point were lost; the checkpoint in .*ck-full is saved$/,

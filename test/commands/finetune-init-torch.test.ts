@@ -46,7 +46,7 @@ describe('fine-tuning from pytorch_model.bin', () => {
     ])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/initialised qa_outputs\.weight, qa_outputs\.bias/)
-    expect(existsSync(join(out, 'model.safetensors'))).toBe(true)
+    expect(existsSync(join(out, 'best', 'model.safetensors'))).toBe(true) // a run directory: best/ and checkpoint-STEP/
   })
 
   it('finetune glue --init a bare gamma/beta checkpoint without vocab.txt runs with --vocab', () => {
@@ -84,6 +84,6 @@ describe('fine-tuning from pytorch_model.bin', () => {
     expect(missing.stderr.trim()).toMatch(/^span finetune glue: .*gamma-bare: no vocab.txt; give the model's vocabulary with --vocab FILE/)
     const r = span([...args, '--vocab', join(torch, 'vocab.txt')])
     expect(r.code, r.stderr).toBe(0)
-    expect(existsSync(join(tmp, 'glue', 'model.safetensors'))).toBe(true)
+    expect(existsSync(join(tmp, 'glue', 'best', 'model.safetensors'))).toBe(true)
   })
 })

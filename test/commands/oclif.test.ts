@@ -75,7 +75,8 @@ describe('span block (in-process)', () => {
   })
 
   it('rejects a bad flag value through oclif', async () => {
-    const {error} = await run(['block', '--len', '2'])
-    expect(error?.message).toMatch(/Expected an integer greater than or equal to 3/)
+    const {stderr} = await run(['block', '--len', '2'])
+    expect(stderr).toMatch(/^span block: .*Expected an integer greater than or equal to 3.*\n$/) // one line, a usage error
+    expect(process.exitCode).toBe(2)
   })
 })
