@@ -1,6 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {describeShared} from '../../helpers/shared-data.js'
 import {computeF1, evaluateV1, evaluateV2, f1ScoreV1, normalizeAnswer, type GoldQuestion} from '../../../src/core/metrics/squad.js'
 import {formatV1Json, formatV2Json, pyFloat} from '../../../src/core/metrics/squad-format.js'
 import {pySplit} from '../../../src/core/metrics/squad-normalize.js'
@@ -107,7 +108,7 @@ describe('pyFloat writes floats as Python repr() does', () => {
   it.each(cases)('%s → %s', (x, s) => expect(pyFloat(x)).toBe(s))
 })
 
-describe('goldens on real data: made-up predictions for XQuAD (v1.1) and the SQuAD 2.0 Normans/Rhine subset', () => {
+describeShared('squad/xquad.en.json', 'squad/squad-v2.0-dev-subset-normans-rhine.json')('goldens on real data: made-up predictions for XQuAD (v1.1) and the SQuAD 2.0 Normans/Rhine subset', () => {
   const cases = load('golden-real.json').cases as (Case & {dataset: string})[]
   it.each(cases.map((c) => [c.name, c]))('%s', (_, c) => {
     const data = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', c.dataset), 'utf8')) as RawDataset
