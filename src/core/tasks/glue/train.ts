@@ -24,8 +24,8 @@ export interface GlueFinetuneConfig extends FinetuneSettings {
   'max-span-tokens': number
 }
 
-/** The n-gram dictionary of a Span Fine-tuning model, copied beside it so predict needs nothing else. */
-export const SPAN_FT_DICT_FILE = 'span_ft_ngrams.txt'
+export {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
+import {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
 
 export interface GlueRun {
   config: GlueFinetuneConfig
