@@ -118,6 +118,28 @@ export function maskedMaxPool(x: tf.Tensor3D, mask: tf.Tensor2D): tf.Tensor2D {
   })
 }
 
+/**
+ * Max over axis 1 of x [N, W, C] → [N, C] whose gradient goes to the first maximal position only,
+ * as PyTorch's max_pool1d routes it (tf.max's gradient splits over ties, and the reference's
+ * zero slots and zero spans tie: every window over zeros gives ReLU(b)).
+ */
+export function maxPoolFirst(x: tf.Tensor3D): tf.Tensor2D {
+  const f = tf.customGrad((xi, save) => {
+    const v = xi as tf.Tensor3D
+    ;(save as tf.GradSaveFunc)([v])
+    return {
+      value: v.max(1) as tf.Tensor2D, // [N, C]
+      gradFunc: (dy, saved) => {
+        const [xs] = saved as [tf.Tensor3D]
+        const [N, W, C] = xs.shape
+        const first = tf.oneHot(xs.argMax(1).reshape([N * C]) as tf.Tensor1D, W).reshape([N, C, W]).transpose([0, 2, 1]) // [N, W, C] 1 at the first max
+        return first.mul((dy as tf.Tensor2D).expandDims(1)) // [N, W, C]
+      },
+    }
+  })
+  return f(x) as tf.Tensor2D
+}
+
 function convOf(p: ParamStore, name: string, x: tf.Tensor3D, padding: number): tf.Tensor3D {
   return tf.relu(conv1d(x, p.get(`${SPAN_FT_PREFIX}.${name}.weight`), p.get(`${SPAN_FT_PREFIX}.${name}.bias`), padding)) as tf.Tensor3D
 }
@@ -129,7 +151,7 @@ function convOf(p: ParamStore, name: string, x: tf.Tensor3D, padding: number): t
 function convReluPool(p: ParamStore, name: string, x: tf.Tensor3D, mask: tf.Tensor2D, s: SpanFtSettings, rate: number, ctx: ForwardContext): tf.Tensor2D {
   if (s.pool === 'masked' && s.padding !== 1) throw new Error('the masked span pool needs Conv1d padding 1')
   const y = convOf(p, name, x, s.padding) // [N, W', H]
-  const pooled = s.pool === 'masked' ? maskedMaxPool(y, mask) : (y.max(1) as tf.Tensor2D) // [N, H]
+  const pooled = s.pool === 'masked' ? maskedMaxPool(y, mask) : maxPoolFirst(y) // [N, H]
   return dropout(pooled, rate, ctx) as tf.Tensor2D
 }
 
@@ -159,7 +181,7 @@ export function spanFtForward(p: ParamStore, h: tf.Tensor3D, idx: SpanIndex, sf:
  */
 function noSegmentation(p: ParamStore, x: tf.Tensor3D, s: SpanFtSettings, rate: number, ctx: ForwardContext): tf.Tensor2D {
   const y = convOf(p, 'span_conv', convOf(p, 'token_conv', x, s.padding), s.padding) // [B, W'', H]
-  return dropout(y.max(1), rate, ctx) as tf.Tensor2D // [B, H]
+  return dropout(maxPoolFirst(y), rate, ctx) as tf.Tensor2D // [B, H]
 }
 
 /** The token-level variant (§5.4): one vector per token [B·T, H] (call inside tf.tidy). */
