@@ -90,9 +90,10 @@ export class NgramDict {
   /**
    * The segmentation Span Fine-tuning's reference code computes (BAORONGZHOU/span-fine-tuning
    * @bca4358, data_process/dense_sent_tokenization.py MultiTokenizer.tokenize): from the left, the
-   * longest dictionary n-gram of n = max_n … 2 words, else one word; near the end the window
-   * shrinks to n_words − 1 − i and stays shrunk, so an n-gram ending at the last word is found
-   * only from the position where the full window first reaches the end (its behaviour, kept).
+   * longest dictionary n-gram of n = max_n … 2 words, else one word. A window that would pass
+   * the sentence's end is cut to end one word before the last (n_words − 1 − i words) and keeps
+   * that length afterwards, so some n-grams ending at the last word are never tried (its
+   * behaviour, kept: the spans are the ones its results were computed with).
    */
   segmentAsReference(words: readonly string[]): Segment[] {
     const out: Segment[] = []
