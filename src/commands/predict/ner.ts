@@ -19,7 +19,8 @@ export default class PredictNer extends SpanCommand {
   static override summary = 'Tag a CoNLL file with a model from span finetune ner: the input lines with the predicted tag appended'
   static override description = `Every input line is written back with the predicted tag as a new last column (-DOCSTART- lines get O;
 blank lines stay blank), in the scheme the model was trained on unless --scheme is given: the form span eval ner
-reads beside the gold file. A file output appears only when complete.`
+reads beside the gold file. A Span Fine-tuning model (finetune ner --span-ft) segments the sentences with the
+dictionary saved beside it. A file output appears only when complete.`
   static override examples = ['span predict ner --model ner-run --data eng.testa -o testa.pred && span eval ner --gold eng.testa --pred testa.pred']
   static override flags = {
     ...predictFlags('ner', 'window'),
