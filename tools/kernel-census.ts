@@ -61,7 +61,7 @@ function pretrain(): void {
 function glue(head: Partial<HeadConfig>): void {
   const h: HeadConfig = {num_labels: 2, labels: ['0', '1'], finetuning_task: 'SST-2', span_ft: null, ...head}
   const model = BertForSequenceClassification.init(config(), h, 2)
-  const r = 2
+  const r = h.span_ft?.max_spans ?? 2
   const l = 3
   const spans = h.span_ft
     ? {
@@ -95,7 +95,11 @@ export const CENSUS_STEPS: Record<string, () => void> = {
   pretrain,
   'glue-classification': () => glue({}),
   'glue-regression': () => glue({num_labels: 1, labels: [], finetuning_task: 'STS-B'}),
-  'glue-span-ft': () => glue({span_ft: {max_spans: 2, max_span_tokens: 3}}),
+  // Span Fine-tuning as the reference computes it (the default) and as checkpoints saved before it do
+  'glue-span-ft': () => {
+    glue({span_ft: {max_spans: 3, max_span_tokens: 3, padding: 0, pool: 'reference', cls: 'raw', segmentation: 'dict', level: 'sentence'}})
+    glue({span_ft: {max_spans: 2, max_span_tokens: 3}})
+  },
   squad,
 }
 

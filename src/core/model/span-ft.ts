@@ -131,8 +131,9 @@ export function maxPoolFirst(x: tf.Tensor3D): tf.Tensor2D {
       value: v.max(1) as tf.Tensor2D, // [N, C]
       gradFunc: (dy, saved) => {
         const [xs] = saved as [tf.Tensor3D]
-        const [N, W, C] = xs.shape
-        const first = tf.oneHot(xs.argMax(1).reshape([N * C]) as tf.Tensor1D, W).reshape([N, C, W]).transpose([0, 2, 1]) // [N, W, C] 1 at the first max
+        const [, W] = xs.shape
+        const at = xs.argMax(1).expandDims(1) // [N, 1, C] first maximal position
+        const first = tf.range(0, W, 1, 'int32').reshape([1, W, 1]).equal(at).cast('float32') // [N, W, C] 1 there
         return first.mul((dy as tf.Tensor2D).expandDims(1)) // [N, W, C]
       },
     }

@@ -10,7 +10,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {ParamStore} from '../../../src/core/model/params.js'
 import {type TokenSpan, spanIndex} from '../../../src/core/model/span-index.js'
-import {type SpanFtConfig, spanFtForward, spanFtTokenForward} from '../../../src/core/model/span-ft.js'
+import {type SpanFtConfig, maxPoolFirst, spanFtForward, spanFtTokenForward} from '../../../src/core/model/span-ft.js'
 
 interface Case {
   h: number[]
@@ -80,5 +80,36 @@ describe('span CNN = the reference (fixtures/span-ft/golden.json)', () => {
 
   it('token level (NER_CNN / ChunkLevelFeatureEncoderNERCNN): padding 1, no pool, 0 outside every span', () => {
     check(G.token, (p, h) => spanFtTokenForward(p, h, idx(true)), ['tw', 'tb'])
+  })
+})
+
+describe('maxPoolFirst', () => {
+  it("routes the gradient to the first maximal position, as PyTorch's max_pool1d, also over one position", () => {
+    const x = tf.tensor3d([
+      [
+        [1, 5],
+        [3, 5],
+        [3, 2],
+      ],
+    ]) // [1, 3, 2]: channel 0 ties at 1 and 2, channel 1 at 0 and 1
+    const g = tf.grad((t: tf.Tensor) =>
+      maxPoolFirst(t as tf.Tensor3D)
+        .mul(tf.tensor2d([[2, 7]]))
+        .sum(),
+    )(x)
+    expect(g.arraySync()).toEqual([
+      [
+        [0, 7],
+        [2, 0],
+        [0, 0],
+      ],
+    ])
+    const one = tf.tensor3d([[[4, -1]]]) // W = 1 (a span of l = 3 slots with padding 0)
+    expect(
+      tf
+        .grad((t: tf.Tensor) => maxPoolFirst(t as tf.Tensor3D).sum())(one)
+        .arraySync(),
+    ).toEqual([[[1, 1]]])
+    tf.dispose([x, g, one])
   })
 })

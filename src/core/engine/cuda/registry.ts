@@ -95,6 +95,7 @@ export const KERNEL_CENSUS: Record<string, readonly string[]> = {
   ],
   'glue-span-ft': [
     'Add',
+    'ArgMax',
     'BatchMatMul',
     'Cast',
     'Concat',
