@@ -67,7 +67,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     try {
       log(`config: ${JSON.stringify(config)}`)
       log(paramsLine(model))
-      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, [...SPAN_FT_KEYS])
+      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, flags['span-ft'] ? [...SPAN_FT_KEYS] : ['span-ft'])
     } finally {
       model.dispose()
       lock.release()
