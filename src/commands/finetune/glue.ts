@@ -48,14 +48,14 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     const {flags} = await this.parse(FinetuneGlue)
     const src = await modelSource(flags)
     const seg = flags.segmentation as 'dict' | 'random' | 'none'
-    if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
-    if (flags['span-ft'] && !flags.dict && seg !== 'none') throw new SpanError('--span-ft needs --dict (or --segmentation none)')
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
+    if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft', 2)
+    if (flags['span-ft'] && !flags.dict !== (seg === 'none')) throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
     const task = glueTask(flags.task)
-    const dict = flags['span-ft'] && flags.dict ? await readNgramDict(await openSource(flags.dict)) : null
-    const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft'] ? glueSpanFt({task: task.name, defaults: flags['span-ft-defaults'] as 'reference', maxSpans: flags['max-spans'], maxSpanTokens: flags['max-span-tokens'],
       padding: Number(flags['span-ft-padding']) as 0 | 1, cls: flags['span-ft-cls'] as 'raw', segmentation: seg, maxLen: flags['max-len']}) : null
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
+    const dict = flags['span-ft'] && flags.dict ? await readNgramDict(await openSource(flags.dict)) : null
+    const {vocab, cased} = await runVocab(flags, src.dir)
     const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), 'span-ft': flags['span-ft'], dict: flags.dict ?? null, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0,
       ...(sf ? {'span-ft-defaults': flags['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg} : {})}
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict, spanFt: sf && spanFtSettings(sf)})

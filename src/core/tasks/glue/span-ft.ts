@@ -58,9 +58,9 @@ export function glueSpanFt(o: GlueSpanFtOptions): SpanFtConfig {
   const r = none ? 1 : (o.maxSpans ?? d.r)
   const l = none ? o.maxLen : (o.maxSpanTokens ?? d.l)
   const k = 3 - 2 * o.padding // positions the kernel needs with this padding
-  if (none && l < 2 * k - 1) throw new SpanError(`--segmentation none needs --max-len ≥ ${2 * k - 1} with --span-ft-padding ${o.padding}`)
+  if (none && l < 2 * k - 1) throw new SpanError(`--segmentation none needs --max-len ≥ ${2 * k - 1} with --span-ft-padding ${o.padding}`, 2)
   if (!none && (r < Math.max(k, 4) || l < k))
-    throw new SpanError(`--max-spans must be ≥ ${Math.max(k, 4)} and --max-span-tokens ≥ ${k} with --span-ft-padding ${o.padding}`)
+    throw new SpanError(`--max-spans must be ≥ ${Math.max(k, 4)} and --max-span-tokens ≥ ${k} with --span-ft-padding ${o.padding}`, 2)
   return {max_spans: r, max_span_tokens: l, padding: o.padding, pool: 'reference', cls: o.cls, segmentation: o.segmentation, level: 'sentence'}
 }
 
