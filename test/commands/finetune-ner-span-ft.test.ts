@@ -5,7 +5,7 @@ import {mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {runSpan} from '../helpers/spawn.js'
+import {BIN, runShell, runSpan} from '../helpers/spawn.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'span-ner-sf-cmd-'))
 const file = (name: string, text: string) => (writeFileSync(join(dir, name), text), join(dir, name))
@@ -42,6 +42,12 @@ describe('finetune ner --span-ft → predict ner', () => {
     const pr = runSpan(['predict', 'ner', '--model', out, '--data', g, '--threads', '1'])
     expect(pr.code, pr.stderr).toBe(0)
     expect(pr.stdout.split('\n')[2]).toMatch(/^EU NNP I-NP I-ORG [IBO]/)
+    // the same as a pipe into the scorer
+    const piped = runShell(
+      `set -o pipefail; node ${BIN} predict ner --model ${out} --data ${g} --threads 1 | node ${BIN} eval ner --gold ${g} --pred /dev/stdin --json`,
+    )
+    expect(piped.code, piped.stderr).toBe(0)
+    expect(Object.keys(JSON.parse(piped.stdout))).toEqual(expect.arrayContaining(['precision', 'recall', 'f1', 'accuracy']))
   })
 
   it('a bad dictionary line is span finetune ner: source:line: message, exit 1', () => {
