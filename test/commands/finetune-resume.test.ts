@@ -38,6 +38,7 @@ beforeAll(async () => {
   model.dispose()
   writeFileSync(join(tmp, 'train.json'), squad([...qas, ...qas.map((q) => ({...q, id: `${q.id}b`}))]))
   const rows = ['a good film', 'a bad film', 'good and fun', 'bad and dull', 'very good', 'very bad', 'good good', 'bad bad', 'so good', 'so bad']
+  writeFileSync(join(tmp, 'd.txt'), 'a good\t3\ngood and fun\t2\nso bad\t2\n')
   writeFileSync(join(tmp, 'train.tsv'), ['sentence\tlabel', ...rows.map((t, i) => `${t}\t${1 - (i % 2)}`)].join('\n') + '\n')
 })
 
@@ -47,6 +48,25 @@ const tasks: [string, string[]][] = [
     ['finetune', 'squad', '--train', join(tmp, 'train.json'), '--dev', join(tmp, 'train.json'), '--max-len', '32', '--doc-stride', '8', '--max-query-len', '8'],
   ],
   ['glue', ['finetune', 'glue', '--task', 'sst2', '--train', join(tmp, 'train.tsv'), '--dev', join(tmp, 'train.tsv'), '--max-len', '16']],
+  // Span Fine-tuning with the random segmentation: the seeded shuffle of span lengths is the same on resume
+  [
+    'glue --span-ft --segmentation random',
+    [
+      'finetune',
+      'glue',
+      '--task',
+      'sst2',
+      '--train',
+      join(tmp, 'train.tsv'),
+      '--dev',
+      join(tmp, 'train.tsv'),
+      '--max-len',
+      '16',
+      '--span-ft',
+      '--dict',
+      join(tmp, 'd.txt'),
+    ].concat(['--segmentation', 'random', '--max-spans', '6', '--max-span-tokens', '4']),
+  ],
 ]
 
 describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cmd) => {
