@@ -22,6 +22,12 @@ export function glueSpanFtFlags() {
       options: ['raw', 'pooled', 'none'],
       default: 'raw',
     }),
+    'span-ft-truncation': Flags.string({
+      description:
+        "how an input is cut to --max-len: BERT's truncate_seq_pair (as plain runs, the default), or the reference's per-sentence budgets (whole spans, ⌊max-len/2⌋ − 5 tokens and ⌊r/2⌋ − 3 spans per sentence of a pair)",
+      options: ['bert', 'reference'],
+      default: 'bert',
+    }),
     segmentation: Flags.string({
       description:
         "spans from the dictionary, 'random' (§5.1: the training examples' span lengths shuffled, as the reference's --do_random), or 'none' (§5.1 '+ CNN': both convolutions over the tokens, no dictionary)",

@@ -17,10 +17,25 @@ const small = [...base, '--max-len', '16']
 const config = (out: string) => JSON.parse(readFileSync(join(out, 'best', 'config.json'), 'utf8'))
 
 describe('finetune glue --span-ft options → predict glue', () => {
-  it('JSON dictionary, --segmentation random, --span-ft-cls pooled, --span-ft-padding 1', () => {
+  it('JSON dictionary, --segmentation random, --span-ft-cls pooled, --span-ft-padding 1, --span-ft-truncation reference', () => {
     const d = file('d.json', JSON.stringify({'the old man': 20, 'the river': 11}) + '\n')
     const out = join(dir, 'random')
-    const r = runSpan([...small, '--span-ft', '--dict', d, '--segmentation', 'random', '--span-ft-cls', 'pooled', '--span-ft-padding', '1', '--out', out])
+    const r = runSpan([
+      ...small,
+      '--span-ft',
+      '--dict',
+      d,
+      '--segmentation',
+      'random',
+      '--span-ft-cls',
+      'pooled',
+      '--span-ft-padding',
+      '1',
+      '--span-ft-truncation',
+      'reference',
+      '--out',
+      out,
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/"span-ft-defaults":"reference"/)
     expect(config(out).span_ft).toEqual({
@@ -31,6 +46,7 @@ describe('finetune glue --span-ft options → predict glue', () => {
       cls: 'pooled',
       segmentation: 'random',
       level: 'sentence',
+      truncation: 'reference',
     })
     const pr = runSpan(['predict', 'glue', '--model', out, '--data', tsv, '--threads', '1'])
     expect(pr.code, pr.stderr).toBe(0)

@@ -52,12 +52,12 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     if (flags['span-ft'] && !flags.dict !== (seg === 'none')) throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
     const task = glueTask(flags.task)
     const sf = flags['span-ft'] ? glueSpanFt({task: task.name, defaults: flags['span-ft-defaults'] as 'reference', maxSpans: flags['max-spans'], maxSpanTokens: flags['max-span-tokens'],
-      padding: Number(flags['span-ft-padding']) as 0 | 1, cls: flags['span-ft-cls'] as 'raw', segmentation: seg, maxLen: flags['max-len']}) : null
+      padding: Number(flags['span-ft-padding']) as 0 | 1, cls: flags['span-ft-cls'] as 'raw', segmentation: seg, maxLen: flags['max-len'], truncation: flags['span-ft-truncation'] as 'bert'}) : null
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const dict = flags['span-ft'] && flags.dict ? await readNgramDict(await openSource(flags.dict)) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
     const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), 'span-ft': flags['span-ft'], dict: flags.dict ?? null, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0,
-      ...(sf ? {'span-ft-defaults': flags['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg} : {})}
+      ...(sf ? {'span-ft-defaults': flags['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg, 'span-ft-truncation': sf.truncation} : {})}
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict, spanFt: sf && spanFtSettings(sf)})
     const read = await readGlueFeatures(flags.train, task, fz)
     const train = seg === 'random' && sf ? shuffleTrainSpans(read, config.seed) : read

@@ -40,13 +40,15 @@ export interface SpanFtConfig {
   segmentation?: 'dict' | 'random' | 'none'
   /** 'sentence' (GLUE: s) or 'token' (NER: a vector per token) */
   level?: 'sentence' | 'token'
+  /** how a GLUE input is cut: BERT's truncate_seq_pair, or the reference's per-sentence budgets */
+  truncation?: 'bert' | 'reference'
 }
 
 /** A SpanFtConfig with every field resolved (absent fields: what older checkpoints were trained with). */
 export type SpanFtSettings = Required<SpanFtConfig>
 
 export function spanFtSettings(c: SpanFtConfig): SpanFtSettings {
-  return {padding: 1, pool: 'masked', cls: 'pooled', segmentation: 'dict', level: 'sentence', ...c}
+  return {padding: 1, pool: 'masked', cls: 'pooled', segmentation: 'dict', level: 'sentence', truncation: 'bert', ...c}
 }
 
 /** The convolutions' parameters: two for the sentence level, the first only for the token level. */

@@ -68,7 +68,16 @@ describe("the reference's segmentation loop (MultiTokenizer.tokenize)", () => {
 
 describe('defaults: the reference scripts, the paper on request', () => {
   it("r per task from run_glue.sh/script.py, l 16; 'paper' gives §4.1's r 16, l 64/128; flags win", () => {
-    expect(opts()).toEqual({max_spans: 64, max_span_tokens: 16, padding: 0, pool: 'reference', cls: 'raw', segmentation: 'dict', level: 'sentence'})
+    expect(opts()).toEqual({
+      max_spans: 64,
+      max_span_tokens: 16,
+      padding: 0,
+      pool: 'reference',
+      cls: 'raw',
+      segmentation: 'dict',
+      level: 'sentence',
+      truncation: 'bert',
+    })
     expect(opts({task: 'QQP'}).max_spans).toBe(100)
     expect(opts({task: 'MNLI'}).max_spans).toBe(128)
     expect(opts({task: 'CoLA'}).max_spans).toBe(48)
@@ -106,6 +115,45 @@ describe('spans counted per sentence', () => {
     expect(wide.spans.reduce((n, [s, e]) => n + e - s + 1, 0)).toBe(wide.ids.length) // the spans tile the sequence
     const single = new GlueFeaturizer(GLUE_TASKS['SST-2'], tokenizer, {maxLen: 64, dict, spanFt: spanFtSettings(opts({maxSpans: 5}))})
     expect(single.feature(ex('the old man walked to the river', null)).spans).toHaveLength(4) // [CLS], r − 3 = 2 spans, [SEP]
+  })
+})
+
+describe("--span-ft-truncation reference (the reference's per-sentence cut)", () => {
+  it('keeps whole spans while fewer than C − 3 and their tokens fit in M − 3, per sentence; the cut drops the tokens too', () => {
+    const text = 'the old man walked to the river'
+    const n = (t: string) => tokenizer.encode(t).length
+    // a pair with max-len 24: M = ⌊24/2⌋ − 2 = 10, so ≤ 7 tokens per sentence; r = 12: C = 6, ≤ 3 spans per sentence
+    const sf = spanFtSettings({...opts({maxSpans: 12, maxLen: 24}), truncation: 'reference'})
+    const f = new GlueFeaturizer(GLUE_TASKS.MRPC, tokenizer, {maxLen: 24, dict, spanFt: sf}).feature(ex(text, 'the river'))
+    const kept = ['the old man', 'walked', 'to'] // 3 spans (C − 3), whatever their tokens
+    const na = n(kept.join(' '))
+    expect(na).toBeLessThanOrEqual(7)
+    const b = tokenizer.encode('the river')
+    expect(Array.from(f.ids)).toEqual([fixtureVocab.special.cls, ...tokenizer.encode(kept.join(' ')), fixtureVocab.special.sep, ...b, fixtureVocab.special.sep])
+    expect(f.secondStart).toBe(na + 2)
+    expect(f.spans).toEqual([
+      [0, 0],
+      [1, n('the old man')],
+      [n('the old man') + 1, n('the old man walked')],
+      [n('the old man walked') + 1, na],
+      [na + 1, na + 1],
+      [na + 2, na + 2],
+      [na + 3, na + 1 + b.length],
+      [na + b.length + 2, na + b.length + 2],
+    ])
+    // a single sentence: C = r, M = max-len: with max-len 6, 3 tokens fit
+    const one = new GlueFeaturizer(GLUE_TASKS['SST-2'], tokenizer, {
+      maxLen: 6,
+      dict,
+      spanFt: spanFtSettings({...opts({maxSpans: 64}), truncation: 'reference'}),
+    })
+    const g = one.feature(ex(text, null))
+    expect(g.ids.length).toBe(2 + n('the old man'))
+    expect(g.spans).toEqual([
+      [0, 0],
+      [1, n('the old man')],
+      [n('the old man') + 1, n('the old man') + 1],
+    ])
   })
 })
 

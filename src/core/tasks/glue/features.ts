@@ -63,6 +63,8 @@ export class GlueFeaturizer {
   }
 
   feature(ex: GlueExample): GlueFeature {
+    const sf = this.opts.spanFt
+    if (sf?.truncation === 'reference' && this.opts.dict && sf.segmentation !== 'none') return this.referenceFeature(ex, sf)
     const {cls, sep} = this.tokenizer.vocab.special
     const a = this.tokenizer.encode(ex.a)
     const b = ex.b === null ? null : this.tokenizer.encode(ex.b)
@@ -70,7 +72,6 @@ export class GlueFeaturizer {
     else a.length = Math.min(a.length, this.opts.maxLen - 2)
     const ids = [cls, ...a, sep, ...(b ? [...b, sep] : [])]
     const secondStart = b ? a.length + 2 : ids.length
-    const sf = this.opts.spanFt
     const reference = sf?.pool === 'reference' && (this.opts.dict !== null || sf.segmentation === 'none')
     const nb = b ? b.length : null
     const spans = reference ? this.referenceSpans(ex, a.length, nb, sf) : this.opts.dict ? this.legacySpans(ex, a.length, nb ?? 0) : []
@@ -84,6 +85,40 @@ export class GlueFeaturizer {
     const out: TokenSpan[] = [[0, 0], ...this.spansOf(ex.a, na, 1, true).slice(0, budget), [na + 1, na + 1]]
     if (nb !== null) out.push(...this.spansOf(ex.b as string, nb, na + 2, true).slice(0, budget), [na + nb + 2, na + nb + 2])
     return out
+  }
+
+  /**
+   * The reference's own cut (`--span-ft-truncation reference`; data_processor.py
+   * convert_examples_2_features with MultiTokenizer.tokenize): each sentence keeps whole spans
+   * from its start while it has fewer than C − 3 and their tokens fit in M − 3, where a pair's
+   * sentences get C = ⌊r/2⌋, M = ⌊max-len/2⌋ − 2 each and a single sentence C = r, M = max-len;
+   * the first span that does not fit ends the sentence (its tokens are dropped with it).
+   */
+  private referenceFeature(ex: GlueExample, sf: SpanFtSettings): GlueFeature {
+    const {cls, sep} = this.tokenizer.vocab.special
+    const pair = ex.b !== null
+    const C = pair ? Math.floor(sf.max_spans / 2) : sf.max_spans
+    const M = pair ? Math.floor(this.opts.maxLen / 2) - 2 : this.opts.maxLen
+    const a = this.referenceCut(ex.a, C, M)
+    const b = pair ? this.referenceCut(ex.b as string, C, M) : null
+    const ids = [cls, ...a.ids, sep, ...(b ? [...b.ids, sep] : [])]
+    const na = a.ids.length
+    const spans: TokenSpan[] = [[0, 0], ...a.spans.map(([s, e]): TokenSpan => [s + 1, e + 1]), [na + 1, na + 1]]
+    if (b) spans.push(...b.spans.map(([s, e]): TokenSpan => [s + na + 2, e + na + 2]), [ids.length - 1, ids.length - 1])
+    return {index: ex.index, ids: Int32Array.from(ids), secondStart: b ? na + 2 : ids.length, spans, label: labelValue(this.task, ex.label)}
+  }
+
+  /** One sentence's kept token ids and spans (from 0) under the reference's cut. */
+  private referenceCut(text: string, C: number, M: number): {ids: number[]; spans: TokenSpan[]} {
+    const all = this.tokenizer.encode(text)
+    const spans: TokenSpan[] = []
+    let n = 0
+    for (const [s, e] of this.spansOf(text, all.length, 0, true)) {
+      if (spans.length >= C - 3 || n + (e - s + 1) > M - 3) break
+      spans.push([s, e])
+      n = e + 1
+    }
+    return {ids: all.slice(0, n), spans}
   }
 
   /** The sentences' segments alone (this module's layout before the reference's). */

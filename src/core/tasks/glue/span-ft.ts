@@ -46,6 +46,7 @@ export interface GlueSpanFtOptions {
   cls: 'raw' | 'pooled' | 'none'
   segmentation: 'dict' | 'random' | 'none'
   maxLen: number
+  truncation?: 'bert' | 'reference'
 }
 
 /**
@@ -61,7 +62,8 @@ export function glueSpanFt(o: GlueSpanFtOptions): SpanFtConfig {
   if (none && l < 2 * k - 1) throw new SpanError(`--segmentation none needs --max-len ≥ ${2 * k - 1} with --span-ft-padding ${o.padding}`, 2)
   if (!none && (r < Math.max(k, 4) || l < k))
     throw new SpanError(`--max-spans must be ≥ ${Math.max(k, 4)} and --max-span-tokens ≥ ${k} with --span-ft-padding ${o.padding}`, 2)
-  return {max_spans: r, max_span_tokens: l, padding: o.padding, pool: 'reference', cls: o.cls, segmentation: o.segmentation, level: 'sentence'}
+  const truncation = o.truncation ?? 'bert'
+  return {max_spans: r, max_span_tokens: l, padding: o.padding, pool: 'reference', cls: o.cls, segmentation: o.segmentation, level: 'sentence', truncation}
 }
 
 /**

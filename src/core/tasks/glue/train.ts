@@ -26,10 +26,11 @@ export interface GlueFinetuneConfig extends FinetuneSettings {
   'span-ft-padding'?: number
   'span-ft-cls'?: string
   segmentation?: string
+  'span-ft-truncation'?: string
 }
 
 /** Keys a --resume must find unchanged. */
-export const SPAN_FT_KEYS = ['span-ft', 'max-spans', 'max-span-tokens', 'span-ft-padding', 'span-ft-cls', 'segmentation'] as const
+export const SPAN_FT_KEYS = ['span-ft', 'max-spans', 'max-span-tokens', 'span-ft-padding', 'span-ft-cls', 'segmentation', 'span-ft-truncation'] as const
 
 export {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
 import {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
