@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {SpanCommand, VERSION, ioFlags} from '../base.js'
 import {BINARY_MODES, type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
 import {nextHeader, openSource, readNdjson} from '../core/stream/index.js'
+import {longLines} from '../core/text/long-line.js'
 import {docStartPattern, parseShard, tokenizeJsonl, tokenizeText} from '../core/text/tokenize-stage.js'
 import {WordPieceTokenizer} from '../core/text/tokenizer.js'
 import {DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
@@ -46,7 +47,7 @@ export default class Tokenize extends SpanCommand {
     const opts = {tokens: Boolean(flags.tokens), docStart, shard}
     await this.withOutput(flags.output, async (w) => {
       await w.record(header)
-      if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode), tok, w, opts)
+      if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode, longLines(tok.chars)), tok, w, opts)
       else await tokenizeJsonl(readNdjson(src), src.name, flags.field, tok, w, opts)
     })
   }
