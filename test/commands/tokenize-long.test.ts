@@ -2,7 +2,7 @@
 // (peak RSS of the child, from process.resourceUsage at its exit, far below the line's size) and
 // the record is the one the whole line gives: the ids of a sentence repeated, byte for byte.
 import {spawn} from 'node:child_process'
-import {closeSync, mkdtempSync, openSync, readSync, statSync, writeSync} from 'node:fs'
+import {closeSync, mkdtempSync, openSync, readSync, statSync, writeFileSync, writeSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -55,4 +55,29 @@ describe('span tokenize: a 64 MB line', () => {
     console.log(`tokenize, one 64 MB line: peak RSS ${rss.toFixed(0)} MB`)
     expect(rss).toBeLessThan(400) // the whole line took 1.1 GB and more before (a 200 MB one 1.1 to 1.9 GB)
   }, 60_000)
+})
+
+describe('NDJSON keeps its bound: --max-line-mb', () => {
+  it('every command that reads NDJSON names the source and line of a longer record, in one line', async () => {
+    writeFileSync(join(tmp, 'huge.ndjson'), `{"doc":0,"ids":[${'1,'.repeat(2 ** 20)}1]}\n`)
+    const cases = [
+      ['block', '--len', '16'],
+      ['mask'],
+      ['inspect'],
+      ['plot'],
+      ['pretrain', '--preset', 'tiny', '--backend', 'wasm', '--out', 'never'],
+      ['tokenize', '--field', 'text'],
+      ['vocab', '--field', 'text'],
+      ['segment-ngrams', '--build', '--field', 'text'],
+    ]
+    for (let i = 0; i < cases.length; i += 2) {
+      const rs = await Promise.all(cases.slice(i, i + 2).map((c) => run([c[0], 'huge.ndjson', '--max-line-mb', '1', ...c.slice(1)])))
+      rs.forEach((r, k) => {
+        const cmd = cases[i + k][0]
+        const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^maxrss |: (config|model): /.test(l))
+        expect(lines, cmd).toEqual([`span ${cmd}: huge.ndjson:1: a line longer than 1 MB (--max-line-mb); not one record per line?`])
+        expect(r.code, cmd).toBe(1)
+      })
+    }
+  }, 120_000)
 })

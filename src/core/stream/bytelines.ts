@@ -51,7 +51,7 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
   for await (const chunk of src.stream as AsyncIterable<Buffer | string>) {
     const part = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (first) sniffText(part.subarray(0, 8192), src.name)
-    first = false
+    first = false // only the start of the input is sniffed
     const last = part.lastIndexOf(10)
     if (last < 0) {
       checkNul(part, 0, part.length, no, src.name)
@@ -60,8 +60,7 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
       if (carried > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
       if (long && carried > nextTry) {
         const rest = cutPiece(carry, long, batch, no)
-        carry = [rest ?? batch.buf]
-        carried = carry[0].length
+        carry = [rest ?? batch.buf]; carried = carry[0].length
         nextTry = rest ? long.bytes : 2 * carried
         if (rest) yield batch
       }
@@ -70,8 +69,7 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
     if (carried + last > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
     const buf = carry.length > 0 ? Buffer.concat([...carry, part]) : part
     const limit = buf.length - (part.length - last - 1)
-    carry = limit < buf.length ? [buf.subarray(limit)] : []
-    carried = buf.length - limit
+    carry = limit < buf.length ? [buf.subarray(limit)] : []; carried = buf.length - limit
     nextTry = long?.bytes ?? Infinity
     frame(buf, limit, batch, no, src.name, checkNul)
     no += batch.count

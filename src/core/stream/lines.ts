@@ -35,10 +35,11 @@ export interface Line {
  * The lines of a source, numbered from 1, framed as split2 on /\r?\n/ frames them (bytelines.ts:
  * a `\r` before `\n` dropped). `binary` says what a NUL byte means (BinaryMode): in record and
  * table files (`refuse`, the default) binary input; in raw text (`--binary`, detect by default)
- * a character BERT's _clean_text drops, unless the first 8 KB look binary.
+ * a character BERT's _clean_text drops, unless the first 8 KB look binary. `maxLine` bounds a
+ * line's bytes (--max-line-mb for JSONL, readLineBatches).
  */
-export async function* readLines(src: Source, binary: BinaryMode = 'refuse'): AsyncGenerator<Line> {
-  for await (const b of readLineBatches(src, Infinity, binary)) {
+export async function* readLines(src: Source, binary: BinaryMode = 'refuse', maxLine = Infinity): AsyncGenerator<Line> {
+  for await (const b of readLineBatches(src, maxLine, binary)) {
     for (let i = 0; i < b.count; i++) yield {text: b.buf.toString('utf8', b.start[i], b.end[i]), no: b.firstNo + i}
   }
 }
