@@ -111,7 +111,8 @@ function isUsageError(err: Error & {parse?: unknown}): boolean {
   return (
     err.parse !== undefined ||
     /^Parsing --/.test(err.message) ||
-    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message)
+    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message) ||
+    /^Flag --\S+ can only be specified once$/.test(err.message) // oclif's parser throws this one as a plain CLIError
   )
 }
 
