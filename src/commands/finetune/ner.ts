@@ -5,7 +5,7 @@ import {SpanError} from '../../core/stream/errors.js'
 import {type TagScheme, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {type NerFinetuneConfig, nerAdapter, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
 
@@ -29,6 +29,7 @@ checkpoint by F1 goes to --out/best.`
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNer)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))
@@ -52,6 +53,7 @@ checkpoint by F1 goes to --out/best.`
       ])
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }
