@@ -1,5 +1,5 @@
 // Binary input, one detection for every command that reads raw text (issue 13, item 12): vocab,
-// segment-ngrams and tokenize share `--binary` (detect by default: refuse input whose first 8 KB
+// segment-ngrams, tokenize and fill share `--binary` (detect by default: refuse input whose first 8 KB
 // are mostly NULs or malformed UTF-8, and UTF-16 by name; text: never refuse; refuse: at the first
 // NUL). Text with scattered NULs, U+FFFD and control characters is read as BERT's _clean_text
 // reads it: they are dropped, so the output equals that of the text without them.
@@ -8,6 +8,7 @@ import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
@@ -65,6 +66,32 @@ const COMMANDS: [string, string[]][] = [
 ]
 
 describe('--binary: one detection for every raw-text reader', () => {
+  it('fill: the same refusals and the same flag; scattered NULs read as text', async () => {
+    writeBlocks(join(tmp, 'blocks.ndjson'), 40, 1)
+    const pre = await span([
+      'pretrain',
+      'blocks.ndjson',
+      ...'--preset tiny --layers 1 --hidden 16 --heads 2 --batch-size 2 --backend wasm --max-steps 1 --out pre'.split(' '),
+    ])
+    expect(pre.code, pre.stderr).toBe(0)
+    writeFileSync(join(tmp, 'masked-nuls.txt'), 'the \u0000[MASK] brown\u0000 fox\n')
+    const fill = (args: string[]) => () => span(['fill', ...args, '--model', 'pre/checkpoint-1', '--backend', 'wasm'])
+    const [nuls, blob, utf16, strict] = await two([
+      fill(['masked-nuls.txt']),
+      fill(['blob.bin']),
+      fill(['utf16.txt']),
+      fill(['masked-nuls.txt', '--binary', 'refuse']),
+    ])
+    expect(nuls.code, nuls.stderr).toBe(0)
+    expect(JSON.parse(nuls.stdout).spans).toHaveLength(1)
+    expect(blob.stderr).toMatch(
+      /^span fill: blob\.bin:1: binary input \(\d+ NUL and \d+ malformed UTF-8 bytes in the first 4096\); --binary text reads it as text anyway\n$/,
+    )
+    expect(utf16.stderr).toMatch(/^span fill: utf16\.txt:1: UTF-16LE input \(byte-order mark\)/)
+    expect(strict.stderr).toMatch(/^span fill: masked-nuls\.txt:1: binary input \(NUL byte\)/)
+    for (const r of [blob, utf16, strict]) expect(r.code).toBe(1)
+  }, 90_000)
+
   for (const [cmd, extra] of COMMANDS) {
     it(`${cmd}: scattered NULs dropped as _clean_text drops them; binary and UTF-16 refused by name; the flag forces either way`, async () => {
       const [clean, nuls, blob, blobText, utf16, strict] = await two([
