@@ -3,7 +3,10 @@
 // exit 1 (a data/filesystem error), nothing on stdout, and no output file or temporary left.
 // "Unreadable": this suite runs as root, where chmod 000 does not stop a read, so the unreadable
 // input is /proc/self/mem, whose read fails with EIO. "Full disk": a 64 KB tmpfs filled up (the
-// case is skipped where this process may not mount). Usage errors (exit 2) are checked last.
+// case is skipped where this process may not mount). The model commands (encode, fill, export,
+// finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
+// eval prints its scores, so only its input faults apply. Two processes at a time (CI has two
+// cores). Usage errors (exit 2) are checked last.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
