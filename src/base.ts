@@ -4,7 +4,7 @@ import {open, rename, rm, stat} from 'node:fs/promises'
 import {basename, dirname, join} from 'node:path'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
-import {setMaxLineMb} from './core/stream/bytelines.js'
+import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir} from './core/util/lock.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
@@ -42,6 +42,17 @@ export const ioFlags = {
   output: Flags.string({char: 'o', description: 'output file, - for stdout (files are written to a temporary name, then renamed)', default: '-'}),
   'max-line-mb': Flags.integer({description: 'longest NDJSON record read, in MB (a longer line is an error at its line)', default: 64, min: 1}),
 }
+
+/**
+ * `--binary`, for every command that reads raw text (tokenize, vocab, segment-ngrams, fill): what
+ * NUL bytes mean (BinaryMode, docs/formats.md#binary-input).
+ */
+export const binaryFlag = Flags.string({
+  description:
+    'NUL bytes in text: detect (refuse input that looks binary: mostly NULs or malformed UTF-8 in its first 8 KB, or UTF-16; else read it, dropping NULs as BERT does), text (never refuse), refuse (at the first NUL)',
+  options: BINARY_MODES,
+  default: 'detect',
+})
 
 /** An output target: stdout, or a file that only appears under its name once complete. */
 export interface Output {
@@ -100,7 +111,8 @@ function isUsageError(err: Error & {parse?: unknown}): boolean {
   return (
     err.parse !== undefined ||
     /^Parsing --/.test(err.message) ||
-    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message)
+    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message) ||
+    /^Flag --\S+ can only be specified once$/.test(err.message) // oclif's parser throws this one as a plain CLIError
   )
 }
 

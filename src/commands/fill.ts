@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags} from '../base.js'
+import {SpanCommand, binaryFlag, ioFlags} from '../base.js'
+import type {BinaryMode} from '../core/stream/bytelines.js'
 import {backendFlags} from '../backend-flags.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
@@ -31,6 +32,7 @@ A checkpoint without the heads --head needs is refused.`
     k: Flags.integer({description: 'fillings per span', default: 5, min: 1}),
     beam: Flags.integer({description: 'beam width (at least --k)', default: 10, min: 1}),
     field: Flags.string({description: 'read JSONL and fill this string field of each record'}),
+    binary: binaryFlag,
     ...backendFlags(),
   }
 
@@ -46,7 +48,7 @@ A checkpoint without the heads --head needs is refused.`
       const opts = {head: flags.head as FillHead, k: flags.k, beam: flags.beam}
       const readable = flags.output === '-' && process.stdout.isTTY === true
       await this.withOutput(flags.output, async (w) => {
-        for await (const {text, no} of texts(src, flags.field)) {
+        for await (const {text, no} of texts(src, flags.field, flags.binary as BinaryMode)) {
           const spans = fillText(model, tok, text, opts, src.name, no)
           await w.line(readable ? fillReadable(text, spans) : fillRecord(text, spans))
         }
@@ -58,9 +60,9 @@ A checkpoint without the heads --head needs is refused.`
 }
 
 /** Non-blank lines, or the --field string of each JSONL record. */
-async function* texts(src: Awaited<ReturnType<typeof openSource>>, field: string | undefined): AsyncGenerator<{text: string; no: number}> {
+async function* texts(src: Awaited<ReturnType<typeof openSource>>, field: string | undefined, binary: BinaryMode): AsyncGenerator<{text: string; no: number}> {
   if (field === undefined) {
-    for await (const l of readLines(src)) if (l.text.trim() !== '') yield l
+    for await (const l of readLines(src, binary)) if (l.text.trim() !== '') yield l
     return
   }
   for await (const rec of readNdjson(src)) {

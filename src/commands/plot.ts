@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand} from '../base.js'
+import {SpanCommand, ioFlags} from '../base.js'
 import {checkChartPath} from '../core/data/chart-file.js'
 import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
 import {curvesChart, seriesPaint} from '../core/plot/terminal.js'
@@ -24,6 +24,7 @@ export default class Plot extends SpanCommand {
     svg: Flags.string({description: 'write the chart to this SVG file instead of drawing it on stdout'}),
     width: Flags.integer({description: "columns of the text chart's plot area (default: fits the terminal, else 60)", min: 10, max: 400}),
     height: Flags.integer({description: 'rows of each panel of the text chart', default: 12, min: 4, max: 100}),
+    'max-line-mb': ioFlags['max-line-mb'],
   }
 
   async run(): Promise<void> {

@@ -2,11 +2,12 @@ import {stat} from 'node:fs/promises'
 import {Args, Flags} from '@oclif/core'
 import {tmpdir} from 'node:os'
 import {fsError} from '../core/util/fs-errors.js'
-import {SpanCommand, VERSION, ioFlags} from '../base.js'
+import {SpanCommand, VERSION, binaryFlag, ioFlags} from '../base.js'
+import type {BinaryMode} from '../core/stream/bytelines.js'
 import {Rng} from '../core/data/rng.js'
-import {SpanError, openSource, readLines, type Line} from '../core/stream/index.js'
+import {SpanError, openSource, type Line} from '../core/stream/index.js'
 import {NgramCounter} from '../core/text/ngrams-count.js'
-import {countNgrams, looksLikeRecords, segmentTexts, segmentTokenRecords, writeDictionary, type Segmenter} from '../core/text/ngrams-stream.js'
+import {countNgrams, inputLines, peek, segmentTexts, segmentTokenRecords, writeDictionary, type Segmenter} from '../core/text/ngrams-stream.js'
 import {WordSplitter, randomSegments, readNgramDict} from '../core/text/ngrams.js'
 
 export default class SegmentNgrams extends SpanCommand {
@@ -38,16 +39,17 @@ span tokenize --tokens in: the same records with "spans":[[first,last],…] over
     memory: Flags.integer({description: 'MB of counts held in memory before spilling a sorted run (--build)', default: 512, min: 1}),
     'tmp-dir': Flags.string({description: 'directory for run files (--build)', default: tmpdir()}),
     seed: Flags.integer({description: 'seed of the random generator (--random)', default: 12345}),
+    binary: binaryFlag,
   }
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(SegmentNgrams)
     if (!flags.build && flags.dict === undefined && !flags.random) throw new SpanError('one of --build, --dict or --random is required')
     const src = await openSource(args.file ?? flags.input)
-    if (flags.build) return this.build(src.name, readLines(src), flags)
+    if (flags.build) return this.build(src.name, inputLines(src, flags.field, flags.binary as BinaryMode), flags)
     const split = new WordSplitter()
     const seg = await segmenter(flags)
-    const {lines, records} = await peek(readLines(src), flags.field === undefined)
+    const {lines, records} = await peek(inputLines(src, flags.field, flags.binary as BinaryMode), flags.field === undefined)
     const entry = {stage: 'segment-ngrams', version: VERSION, flags: {dict: flags.dict ?? null, random: flags.random, maxN: flags['max-n'], seed: flags.random ? flags.seed : null}}
     await this.withOutput(flags.output, async (w) => {
       if (records) await segmentTokenRecords(lines, src.name, split, seg, w, entry)
@@ -95,22 +97,4 @@ async function segmenter(flags: {dict?: string; random: boolean; 'max-n': number
   }
   const dict = await readNgramDict(await openSource(flags.dict as string))
   return (words) => dict.segment(words)
-}
-
-/** Looks at the first non-blank line to tell token records from text, without losing it. */
-async function peek(lines: AsyncGenerator<Line>, detect: boolean): Promise<{lines: AsyncIterable<Line>; records: boolean}> {
-  if (!detect) return {lines, records: false}
-  const held: Line[] = []
-  let r = await lines.next()
-  while (!r.done && r.value.text.trim() === '') {
-    held.push(r.value)
-    r = await lines.next()
-  }
-  if (!r.done) held.push(r.value)
-  const records = !r.done && looksLikeRecords(r.value.text)
-  async function* all(): AsyncGenerator<Line> {
-    yield* held
-    yield* lines
-  }
-  return {lines: all(), records}
 }

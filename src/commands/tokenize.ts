@@ -1,7 +1,8 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, VERSION, ioFlags} from '../base.js'
-import {BINARY_MODES, type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
+import {SpanCommand, VERSION, binaryFlag, ioFlags} from '../base.js'
+import {type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
 import {nextHeader, openSource, readNdjson} from '../core/stream/index.js'
+import {longLines} from '../core/text/long-line.js'
 import {docStartPattern, parseShard, tokenizeJsonl, tokenizeText} from '../core/text/tokenize-stage.js'
 import {WordPieceTokenizer} from '../core/text/tokenizer.js'
 import {DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
@@ -24,7 +25,7 @@ export default class Tokenize extends SpanCommand {
     cased: Flags.boolean({description: 'keep case and accents (overrides the vocabulary)', exclusive: ['uncased']}),
     tokens: Flags.boolean({description: 'also write the token strings ("tokens":[...])'}),
     field: Flags.string({description: 'read JSONL and tokenize this string field of each record (one document per record)'}),
-    binary: Flags.string({description: 'NUL bytes in text: detect (refuse input that looks binary: mostly NULs or malformed UTF-8 in its first 8 KB, or UTF-16; else tokenize, dropping NULs as BERT does), text (never refuse), refuse (at the first NUL)', options: BINARY_MODES, default: 'detect'}),
+    binary: binaryFlag,
     shard: Flags.string({description: 'keep every N-th document starting at K (K/N, e.g. 0/4): N processes split one corpus'}),
     'doc-start': Flags.string({description: 'a line matching this regular expression starts a document; blank lines then do not', exclusive: ['field']}),
   }
@@ -46,7 +47,7 @@ export default class Tokenize extends SpanCommand {
     const opts = {tokens: Boolean(flags.tokens), docStart, shard}
     await this.withOutput(flags.output, async (w) => {
       await w.record(header)
-      if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode), tok, w, opts)
+      if (flags.field === undefined) await tokenizeText(readLineBatches(src, Infinity, flags.binary as BinaryMode, longLines(tok.chars)), tok, w, opts)
       else await tokenizeJsonl(readNdjson(src), src.name, flags.field, tok, w, opts)
     })
   }

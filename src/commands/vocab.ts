@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags} from '../base.js'
+import {SpanCommand, binaryFlag, ioFlags} from '../base.js'
+import type {BinaryMode} from '../core/stream/bytelines.js'
 import {SpanError, errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
 import {BasicScanner} from '../core/text/basic.js'
 import {WordCounter, learnWordPiece} from '../core/text/vocab-learn.js'
@@ -20,6 +21,7 @@ export default class Vocab extends SpanCommand {
     'min-frequency': Flags.integer({description: 'a merge must occur at least this often', default: 2, min: 1}),
     'limit-alphabet': Flags.integer({description: 'keep at most this many distinct characters (the most frequent)', default: 1000, min: 1}),
     field: Flags.string({description: 'read JSONL and learn from this string field of each record'}),
+    binary: binaryFlag,
   }
 
   async run(): Promise<void> {
@@ -28,7 +30,7 @@ export default class Vocab extends SpanCommand {
     const scanner = new BasicScanner(Boolean(flags.uncased))
     const counter = new WordCounter()
     if (flags.field === undefined) {
-      for await (const {text} of readLines(src)) counter.add(scanner.basic(text))
+      for await (const {text} of readLines(src, flags.binary as BinaryMode)) counter.add(scanner.basic(text))
     } else {
       for await (const rec of readNdjson(src)) {
         const text = rec.value[flags.field]

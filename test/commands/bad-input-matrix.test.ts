@@ -3,9 +3,12 @@
 // exit 1 (a data/filesystem error), nothing on stdout, and no output file or temporary left.
 // "Unreadable": this suite runs as root, where chmod 000 does not stop a read, so the unreadable
 // input is /proc/self/mem, whose read fails with EIO. "Full disk": a 64 KB tmpfs filled up (the
-// case is skipped where this process may not mount). Usage errors (exit 2) are checked last.
+// case is skipped where this process may not mount). The model commands (encode, fill, export,
+// finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
+// eval prints its scores, so only its input faults apply. Two processes at a time (CI has two
+// cores). Usage errors (exit 2) are checked last.
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
@@ -15,9 +18,14 @@ const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-matrix-'))
 const TINY = '--preset tiny --layers 1 --hidden 16 --heads 2 --batch-size 2 --backend wasm --max-steps 1'
+const FT = '--init pre/checkpoint-1 --batch-size 2 --epochs 1 --stop-at 1 --backend wasm'
+const SQUAD = join(root, 'fixtures', 'squad-demo', 'dev.json')
+const NER =
+  '-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP O\nGerman JJ I-NP I-MISC\ncall NN I-NP O\n. . O O\n\nPeter NNP I-NP I-PER\nBlackburn NNP I-NP I-PER\n'
+const MRPC = ['Quality\t#1 ID\t#2 ID\t#1 String\t#2 String', '1\t1\t2\tthe quick brown fox\tthe fast brown fox', '0\t3\t4\tthe lazy dog\ta cat sat']
 
 /** Each command: its good input, and its argument line with IN and OUT to fill in. */
-const COMMANDS: Record<string, {input: string; args: string}> = {
+const COMMANDS: Record<string, {input: string; args: string; noOutput?: boolean}> = {
   tokenize: {input: 'text.txt', args: 'tokenize IN -o OUT'},
   vocab: {input: 'text.txt', args: 'vocab IN --size 40 -o OUT'},
   block: {input: 'tokens.ndjson', args: 'block IN --len 16 -o OUT'},
@@ -25,6 +33,18 @@ const COMMANDS: Record<string, {input: string; args: string}> = {
   'segment-ngrams': {input: 'text.txt', args: 'segment-ngrams --build IN --min-count 1 -o OUT'},
   inspect: {input: 'blocks.ndjson', args: 'inspect IN -o OUT'},
   pretrain: {input: 'blocks.ndjson', args: `pretrain IN ${TINY} --out OUT`},
+  encode: {input: 'tokens.ndjson', args: 'encode IN --model pre/checkpoint-1 --backend wasm --pool cls -o OUT'},
+  fill: {input: 'masked.txt', args: 'fill IN --model pre/checkpoint-1 --backend wasm -o OUT'},
+  export: {input: 'pre/checkpoint-1', args: 'export --model IN --format safetensors --to OUT'},
+  'finetune glue': {input: 'mrpc.tsv', args: `finetune glue --task mrpc --train IN ${FT} --max-len 32 --out OUT`},
+  'finetune squad': {input: SQUAD, args: `finetune squad --train IN ${FT} --max-len 96 --max-query-len 16 --out OUT`},
+  'finetune ner': {input: 'ner.txt', args: `finetune ner --train IN ${FT} --max-len 32 --out OUT`},
+  'predict glue': {input: 'mrpc.tsv', args: 'predict glue --model ft-glue/checkpoint-1 --data IN --backend wasm -o OUT'},
+  'predict squad': {input: SQUAD, args: 'predict squad --model ft-squad/checkpoint-1 --data IN --backend wasm -o OUT'},
+  'predict ner': {input: 'ner.txt', args: 'predict ner --model ft-ner/checkpoint-1 --data IN --backend wasm -o OUT'},
+  'eval glue': {input: 'glue-pred.tsv', args: 'eval glue --task mrpc --gold mrpc.tsv --pred IN', noOutput: true},
+  'eval squad': {input: 'squad-pred.json', args: `eval squad --data ${SQUAD} --pred IN`, noOutput: true},
+  'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true},
 }
 
 function run(args: string[]): Promise<{code: number; stdout: string; stderr: string}> {
@@ -59,6 +79,26 @@ beforeAll(() => {
   expect(spawnSync('node', [bin, 'tokenize', 'text.txt', '-o', 'tokens.ndjson'], {cwd: tmp}).status).toBe(0)
   writeBlocks(join(tmp, 'blocks.ndjson'), 300, 1)
   mkdirSync(join(tmp, 'adir'))
+  writeFileSync(join(tmp, 'masked.txt'), 'the [MASK] brown fox\n')
+  writeFileSync(join(tmp, 'mrpc.tsv'), MRPC.join('\n') + '\n')
+  writeFileSync(join(tmp, 'ner.txt'), NER)
+  writeFileSync(join(tmp, 'glue-pred.tsv'), 'index\tprediction\n0\t1\n1\t0\n')
+  writeFileSync(join(tmp, 'ner-pred.txt'), NER.replace(/ (\S+)\n/g, ' $1 $1\n')) // GOLD PRED columns: a perfect tagger
+  const sq = JSON.parse(readFileSync(SQUAD, 'utf8')) as {data: {paragraphs: {qas: {id: string}[]}[]}[]}
+  writeFileSync(
+    join(tmp, 'squad-pred.json'),
+    JSON.stringify(Object.fromEntries(sq.data.flatMap((a) => a.paragraphs.flatMap((p) => p.qas.map((q) => [q.id, 'the']))))),
+  )
+  // the checkpoints the model commands read: a pre-trained one, and one fine-tuned per task
+  const sh = (line: string) => {
+    const r = spawnSync('bash', ['-c', line], {cwd: tmp, encoding: 'utf8'})
+    expect(r.status, r.stderr).toBe(0)
+  }
+  sh(`node ${bin} pretrain blocks.ndjson ${TINY} --out pre > /dev/null`)
+  sh(`node ${bin} finetune glue --task mrpc --train mrpc.tsv ${FT} --max-len 32 --out ft-glue > /dev/null`)
+  sh(`node ${bin} finetune squad --train ${SQUAD} ${FT} --max-len 96 --max-query-len 16 --out ft-squad > /dev/null`)
+  sh(`node ${bin} finetune ner --train ner.txt ${FT} --max-len 32 --out ft-ner > /dev/null`)
+  for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner']) expect(existsSync(join(tmp, ck, 'checkpoint-1')), ck).toBe(true)
   const dir = join(tmp, 'full')
   mkdirSync(dir)
   if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]).status === 0) {
@@ -70,7 +110,7 @@ afterAll(() => {
   if (full) spawnSync('umount', [full])
 })
 
-const CASES: Record<string, (c: {input: string}) => {input: string; out: string} | null> = {
+const CASES: Record<string, (c: {input: string; noOutput?: boolean}) => {input: string; out: string} | null> = {
   'missing file': () => ({input: 'no-such-file', out: 'o1'}),
   directory: () => ({input: 'adir', out: 'o2'}),
   'unreadable file': () => ({input: '/proc/self/mem', out: 'o3'}),
@@ -84,20 +124,20 @@ describe('the bad-input matrix', () => {
     for (const [cmd, c] of Object.entries(COMMANDS)) {
       for (const [fault, make] of Object.entries(CASES)) {
         const io = make(c)
-        if (!io) continue
+        if (!io || (c.noOutput && /output|disk/.test(fault))) continue // eval prints its scores: no output path to fault
         const out = io.out.startsWith('/') ? io.out : `${io.out}-${cmd}`
-        const args = c.args.replace('IN', io.input).replace('OUT', out).split(' ')
+        const args = c.args.replace('IN', io.input).replace('OUT', out.replace(' ', '-')).split(' ')
         jobs.push({name: `${cmd} × ${fault}`, job: () => run(args)})
       }
     }
     const results = await pool(
       jobs.map((j) => j.job),
-      4,
+      2,
     )
     const bad: string[] = []
     results.forEach((r, i) => {
       const cmd = jobs[i].name.split(' × ')[0]
-      const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^pretrain: |^span pretrain: (config|model): /.test(l))
+      const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^[a-z ]+: (from|step) |^span [a-z ]+: (config|model): /.test(l))
       const ok = r.code === 1 && r.stdout === '' && lines.length === 1 && lines[0].startsWith(`span ${cmd}: `)
       if (!ok) bad.push(`${jobs[i].name}: exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`)
     })
@@ -105,7 +145,7 @@ describe('the bad-input matrix', () => {
     expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
     if (full) expect(readdirSync(full)).toEqual(['filler'])
     console.log(
-      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
+      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults, eval's 3 without an output path${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
     )
   }, 900_000) // 35 processes: about a minute on an idle 2-core machine, far more on a loaded one
 
@@ -119,7 +159,7 @@ describe('the bad-input matrix', () => {
     ]
     const rs = await pool(
       cases.map((a) => () => run(a)),
-      4,
+      2,
     )
     rs.forEach((r, i) => {
       expect(r.code, cases[i].join(' ')).toBe(2)

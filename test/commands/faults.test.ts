@@ -118,6 +118,42 @@ describe('two runs on one --out', () => {
   })
 })
 
+describe('a second SIGINT soon after the first', () => {
+  /** Two SIGINTs to a run that has saved a checkpoint: 50 ms apart, or the second as the first is noted. */
+  async function twice(out: string, onNotice: boolean): Promise<void> {
+    const run = spawn('node', [bin, 'pretrain', blocks, ...TINY, '--max-steps', '100000', '--save-every', '3', '--keep', '3', '--out', out], {
+      cwd: tmp,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let err = ''
+    run.stderr.on('data', (d) => (err += d))
+    const exit = new Promise<[number | null, string | null]>((resolve) => run.on('close', (code, signal) => resolve([code, signal])))
+    for (let i = 0; i < 600 && !existsSync(join(out, 'checkpoint-6')); i++) await new Promise((r) => setTimeout(r, 50))
+    run.kill('SIGINT')
+    for (let i = 0; i < 200 && onNotice && !/SIGINT at step/.test(err); i++) await new Promise((r) => setTimeout(r, 5))
+    await new Promise((r) => setTimeout(r, onNotice ? 0 : 50))
+    run.kill('SIGINT')
+    const [code, signal] = await exit
+    expect(code === 130 || signal === 'SIGINT', `exit ${code} ${signal}`).toBe(true)
+    expect(err).not.toMatch(/saving a checkpoint at step/) // the message of issue 13, item 13: it named a step never saved
+    const stepOf = (n: number) => JSON.parse(readFileSync(join(out, `checkpoint-${n}`, 'trainer_state.json'), 'utf8')).step as number
+    const saving = /SIGINT at step (\d+): saving a checkpoint \(a second SIGINT stops without it; the one of step (\d+) stays\)/.exec(err)
+    if (saving) expect(stepOf(Number(saving[2]))).toBe(Number(saving[2])) // "the one of step K stays": it is there
+    const saved = /saved the checkpoint of step (\d+)/.exec(err)
+    if (saved) expect(stepOf(Number(saved[1]))).toBe(Number(saving?.[1])) // said only once it is there
+    const newestStep = Number(/checkpoint-(\d+)$/.exec(newest(out))?.[1])
+    if (saving && !saved) expect([Number(saving[1]), Number(saving[2])]).toContain(newestStep) // the save finished or never began
+    const resumed = await sh(span(`pretrain --resume ${out} --max-steps ${newestStep + 1}`))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain(`resuming at step ${newestStep}`)
+  }
+
+  it('claims no checkpoint that is not on disk; the run resumes from the one that is', async () => {
+    await twice(join(tmp, 'ck-twice-50ms'), false)
+    await twice(join(tmp, 'ck-twice-notice'), true)
+  }, 180_000)
+})
+
 /** The newest checkpoint-STEP/ of a run directory. */
 function newest(run: string): string {
   const steps = readdirSync(run)

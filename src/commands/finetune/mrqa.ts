@@ -8,7 +8,7 @@ import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
 import {asSquad, mrqaAdapter} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune mrqa: ${line}\n`)
 
@@ -32,6 +32,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneMrqa)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
@@ -63,6 +64,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
       await runLoop(mrqaAdapter(run, dev, log), config, src, flags, log, ['doc-stride', 'max-query-len'])
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

@@ -7,7 +7,7 @@ import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
 
@@ -40,6 +40,7 @@ Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, ma
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNer)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))
@@ -71,6 +72,7 @@ Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, ma
       ])
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

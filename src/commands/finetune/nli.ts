@@ -6,7 +6,7 @@ import {classifierFor} from '../../core/tasks/common/classify.js'
 import {NLI_LABELS, readNliFile} from '../../core/tasks/nli/read.js'
 import {nliAdapter, nliUnits} from '../../core/tasks/nli/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune nli: ${line}\n`)
 
@@ -27,6 +27,7 @@ span finetune glue.`
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNli)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readNliFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readNliFile(flags.dev, {requireLabel: true}) : null
     if (train.examples.length === 0) throw new SpanError(`${flags.train}: no labelled pairs`)
@@ -44,6 +45,7 @@ span finetune glue.`
       await runLoop(nliAdapter({config, model, tokenizer, vocabPath: vocab.info.path}, trainUnits, devUnits), config, src, flags, log)
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

@@ -5,7 +5,7 @@ import {classifierFor} from '../../core/tasks/common/classify.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 import {swagAdapter, swagUnits} from '../../core/tasks/swag/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune swag: ${line}\n`)
 
@@ -25,6 +25,7 @@ best checkpoint. --batch-size counts examples (each of K choices).`
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneSwag)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readSwagFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readSwagFile(flags.dev, {requireLabel: true}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
@@ -39,6 +40,7 @@ best checkpoint. --batch-size counts examples (each of K choices).`
       await runLoop(swagAdapter({config, model, tokenizer, vocabPath: vocab.info.path}, units(train), dev ? units(dev) : null), config, src, flags, log)
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

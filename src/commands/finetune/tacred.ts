@@ -6,7 +6,7 @@ import {FEATURE_MODES, type FeatureMode, MarkerVocab} from '../../core/tasks/tac
 import {readRelationFile, relationLabels} from '../../core/tasks/tacred/read.js'
 import {type TacredFinetuneConfig, relationUnits, tacredAdapter} from '../../core/tasks/tacred/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune tacred: ${line}\n`)
 
@@ -34,6 +34,7 @@ and the best checkpoint by F1 goes to --out/best.`
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneTacred)
     const src = await modelSource(flags)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readRelationFile(flags.train, {requireLabel: true})
     const labels = relationLabels(train, flags['negative-label'])
     const dev = flags.dev ? readRelationFile(flags.dev, {requireLabel: true, labels}) : null
@@ -63,6 +64,7 @@ and the best checkpoint by F1 goes to --out/best.`
       ])
     } finally {
       model.dispose()
+      lock.release()
     }
   }
 }

@@ -14,6 +14,19 @@ export interface LineBatch {
   end: Int32Array
   count: number
   firstNo: number // 1-based line number of line 0
+  /** The batch is one piece (count 1) of a long line that goes on in the next batch (see LongLines). */
+  piece?: boolean
+}
+
+/**
+ * Long raw-text lines in pieces (`span tokenize`): once an unfinished line holds more than
+ * `bytes`, everything before the last place `cut` allows is handed on as a piece, so a line of
+ * any length takes memory bounded by `bytes` (and by its longest stretch without such a place).
+ */
+export interface LongLines {
+  bytes: number
+  /** A position p in (0, e) where buf[0 .. e) may be split into [0, p) and [p, e), or -1. */
+  cut(buf: Buffer, e: number): number
 }
 
 /** Longest NDJSON record, in bytes (--max-line-mb; 64 MB unless a command sets it). */
@@ -27,30 +40,37 @@ export const maxLineBytes = (): number => maxRecordBytes
  * `maxLine` bounds the bytes of one line (the memory a line may take): a longer one is an
  * error at its line, before it is gathered.
  */
-export async function* readLineBatches(src: Source, maxLine = Infinity, binary: BinaryMode = 'refuse'): AsyncGenerator<LineBatch> {
+export async function* readLineBatches(src: Source, maxLine = Infinity, binary: BinaryMode = 'refuse', long?: LongLines): AsyncGenerator<LineBatch> {
   let carry: Buffer[] = [] // an unfinished line from earlier chunks
   let carried = 0
   let no = 1
   const batch: LineBatch = {buf: Buffer.alloc(0), start: new Int32Array(1024), end: new Int32Array(1024), count: 0, firstNo: 1}
   const checkNul = binary === 'refuse' ? refuseNul : () => {}
   let first = binary === 'detect'
+  let nextTry = long?.bytes ?? Infinity // carried bytes at which to look for a cut (doubles after a failed look)
   for await (const chunk of src.stream as AsyncIterable<Buffer | string>) {
     const part = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (first) sniffText(part.subarray(0, 8192), src.name)
-    first = false
+    first = false // only the start of the input is sniffed
     const last = part.lastIndexOf(10)
     if (last < 0) {
       checkNul(part, 0, part.length, no, src.name)
       carry.push(part)
       carried += part.length
       if (carried > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
+      if (long && carried > nextTry) {
+        const rest = cutPiece(carry, long, batch, no)
+        carry = [rest ?? batch.buf]; carried = carry[0].length
+        nextTry = rest ? long.bytes : 2 * carried
+        if (rest) yield batch
+      }
       continue
     }
     if (carried + last > maxLine) throw errorAt(src.name, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
     const buf = carry.length > 0 ? Buffer.concat([...carry, part]) : part
     const limit = buf.length - (part.length - last - 1)
-    carry = limit < buf.length ? [buf.subarray(limit)] : []
-    carried = buf.length - limit
+    carry = limit < buf.length ? [buf.subarray(limit)] : []; carried = buf.length - limit
+    nextTry = long?.bytes ?? Infinity
     frame(buf, limit, batch, no, src.name, checkNul)
     no += batch.count
     yield batch
@@ -59,6 +79,23 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
     frame(Buffer.concat(carry), -1, batch, no, src.name, checkNul) // a last line without `\n` keeps a `\r`, as in split2
     yield batch
   }
+}
+
+/**
+ * The unfinished line as one piece batch up to the last cut; returns the rest, or null when
+ * there is no cut (batch.buf then holds the whole line so far, joined).
+ */
+function cutPiece(carry: Buffer[], long: LongLines, batch: LineBatch, no: number): Buffer | null {
+  const buf = carry.length === 1 ? carry[0] : Buffer.concat(carry)
+  batch.buf = buf
+  const p = long.cut(buf, buf.length)
+  if (p <= 0) return null
+  batch.start[0] = 0
+  batch.end[0] = p
+  batch.count = 1
+  batch.firstNo = no
+  batch.piece = true
+  return buf.subarray(p)
 }
 
 /** Splits buf[0 .. limit) into the batch's lines: it ends with `\n`, or limit is -1 for the last line. */
@@ -76,6 +113,7 @@ function frame(buf: Buffer, limit: number, batch: LineBatch, no: number, source:
   batch.buf = buf
   batch.count = count
   batch.firstNo = no
+  batch.piece = false
 }
 
 function grow(batch: LineBatch): void {

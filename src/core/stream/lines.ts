@@ -1,8 +1,8 @@
 import {createReadStream} from 'node:fs'
 import {stat} from 'node:fs/promises'
 import type {Readable} from 'node:stream'
-import split2 from 'split2'
-import {SpanError, errorAt} from './errors.js'
+import {readLineBatches, type BinaryMode} from './bytelines.js'
+import {SpanError} from './errors.js'
 
 /** A named input: `-` is stdin, anything else a file path. */
 export interface Source {
@@ -32,16 +32,14 @@ export interface Line {
 }
 
 /**
- * The lines of a source, framed by split2 (which also drops a trailing `\r`), numbered from 1.
- * A NUL character means binary input: text tools must not guess at it.
+ * The lines of a source, numbered from 1, framed as split2 on /\r?\n/ frames them (bytelines.ts:
+ * a `\r` before `\n` dropped). `binary` says what a NUL byte means (BinaryMode): in record and
+ * table files (`refuse`, the default) binary input; in raw text (`--binary`, detect by default)
+ * a character BERT's _clean_text drops, unless the first 8 KB look binary. `maxLine` bounds a
+ * line's bytes (--max-line-mb for JSONL, readLineBatches).
  */
-export async function* readLines(src: Source): AsyncGenerator<Line> {
-  let no = 0
-  const framed = src.stream.pipe(split2(/\r?\n/))
-  src.stream.on('error', (err) => framed.destroy(err))
-  for await (const text of framed as AsyncIterable<string>) {
-    no++
-    if (text.includes('\u0000')) throw errorAt(src.name, no, 'binary input (NUL byte); expected UTF-8 text')
-    yield {text, no}
+export async function* readLines(src: Source, binary: BinaryMode = 'refuse', maxLine = Infinity): AsyncGenerator<Line> {
+  for await (const b of readLineBatches(src, maxLine, binary)) {
+    for (let i = 0; i < b.count; i++) yield {text: b.buf.toString('utf8', b.start[i], b.end[i]), no: b.firstNo + i}
   }
 }

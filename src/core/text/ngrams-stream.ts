@@ -4,7 +4,8 @@
  */
 import {errorAt} from '../stream/errors.js'
 import {nextHeader, parseHeader, checkKind, type HistoryEntry} from '../stream/header.js'
-import type {Line} from '../stream/lines.js'
+import {maxLineBytes, type BinaryMode} from '../stream/bytelines.js'
+import {readLines, type Line, type Source} from '../stream/lines.js'
 import type {LineWriter} from '../stream/writer.js'
 import type {NgramCounter} from './ngrams-count.js'
 import {formatBatch} from './ngrams-runs.js'
@@ -122,4 +123,27 @@ export function looksLikeRecords(firstLine: string): boolean {
   } catch {
     return false
   }
+}
+
+/** Raw text as --binary says, or JSONL (--field) whose records are at most --max-line-mb. */
+export function inputLines(src: Source, field: string | undefined, binary: BinaryMode): AsyncGenerator<Line> {
+  return field === undefined ? readLines(src, binary) : readLines(src, 'refuse', maxLineBytes())
+}
+
+/** Looks at the first non-blank line to tell token records from text, without losing it. */
+export async function peek(lines: AsyncGenerator<Line>, detect: boolean): Promise<{lines: AsyncIterable<Line>; records: boolean}> {
+  if (!detect) return {lines, records: false}
+  const held: Line[] = []
+  let r = await lines.next()
+  while (!r.done && r.value.text.trim() === '') {
+    held.push(r.value)
+    r = await lines.next()
+  }
+  if (!r.done) held.push(r.value)
+  const records = !r.done && looksLikeRecords(r.value.text)
+  async function* all(): AsyncGenerator<Line> {
+    yield* held
+    yield* lines
+  }
+  return {lines: all(), records}
 }

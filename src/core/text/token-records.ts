@@ -19,6 +19,7 @@ export class TokenRecordWriter {
   private pos = 0
   private docNo = -1
   private prefix = new Uint8Array(0) // `{"doc":N,"ids":[` for the current document
+  private none = true // the list being written in parts has no element yet
 
   /** `tokens`: the vocabulary's strings, to add `"tokens":[...]` to each record; null for ids only. */
   constructor(size: number, private readonly tokens: readonly string[] | null) {
@@ -70,6 +71,54 @@ export class TokenRecordWriter {
       for (let j = 1; j <= this.slots[at]; j++) this.chunk[p++] = this.slots[at + j]
     }
     return p
+  }
+
+  /**
+   * A record written in parts, for a line too long to hold (tokenize's long lines, see
+   * long-line.ts): open() writes `{"doc":N,"ids":[`, more() appends ids, tokensOpen() and
+   * tokenStrings() the `"tokens"` list when there is one, close() `]}` and the newline. The bytes
+   * equal add()'s for the same ids.
+   */
+  open(doc: number): void {
+    if (doc !== this.docNo) this.setDoc(doc)
+    this.room(this.prefix.length)
+    this.pos = this.copy(this.prefix, this.pos)
+    this.none = true
+  }
+
+  more(ids: Int32Array, n: number): void {
+    if (n === 0) return
+    this.room(16 * n + 16)
+    const first = this.none ? this.pos - 1 : this.pos // the first id's comma overwrites the `[`
+    this.pos = this.wide ? this.idsWide(ids, n, first) : this.ids(ids, n, first)
+    if (this.none) this.chunk[first] = 0x5b // [
+    this.none = false
+  }
+
+  tokensOpen(): void {
+    this.room(TOKENS.length)
+    this.pos = this.copy(TOKENS, this.pos)
+    this.none = true
+  }
+
+  tokenStrings(ids: Int32Array, n: number): void {
+    if (n === 0) return
+    const parts: string[] = this.none ? [] : ['']
+    for (let i = 0; i < n; i++) parts.push(JSON.stringify((this.tokens as readonly string[])[ids[i]]))
+    const text = enc.encode(parts.join(','))
+    this.room(text.length)
+    this.pos = this.copy(text, this.pos)
+    this.none = false
+  }
+
+  close(): void {
+    this.room(END.length)
+    this.pos = this.copy(END, this.pos)
+  }
+
+  /** Whether the record has a `"tokens"` list. */
+  get withTokens(): boolean {
+    return this.tokens !== null
   }
 
   /** Bytes waiting to be written. */

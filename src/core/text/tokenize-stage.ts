@@ -2,6 +2,7 @@ import {SpanError, errorAt} from '../stream/errors.js'
 import type {LineBatch} from '../stream/bytelines.js'
 import type {Rec} from '../stream/ndjson.js'
 import type {LineWriter} from '../stream/writer.js'
+import {IdSpool} from './long-line.js'
 import {CHUNK, TokenRecordWriter} from './token-records.js'
 import type {WordPieceTokenizer} from './tokenizer.js'
 
@@ -63,10 +64,19 @@ export function parseShard(s: string | undefined): Shard | null {
   return {k: Number(m[1]), n: Number(m[2])}
 }
 
+/** A long line being tokenized in pieces: its document (-1 while every piece so far was blank). */
+interface LongLine {
+  doc: number
+  keep: boolean // this shard's
+  head: string | null // the first piece, for --doc-start
+  spool: IdSpool | null // its ids, for --tokens
+}
+
 /** A sink for token records, flushed to the LineWriter in chunks (backpressure per chunk). */
 class Sink {
   private readonly rw: TokenRecordWriter
   private readonly shard: Shard
+  private long: LongLine | null = null // a long line coming in pieces
 
   constructor(private readonly tok: WordPieceTokenizer, private readonly w: LineWriter, opts: TokenizeOptions) {
     this.rw = new TokenRecordWriter(tok.vocab.tokens.length, opts.tokens ? tok.vocab.tokens : null)
@@ -88,7 +98,13 @@ class Sink {
   /** The lines of one batch, tokenized from their bytes (decoded only when malformed, blank or --doc-start needs it). */
   async batch(b: LineBatch, docs: DocCounter): Promise<void> {
     const tok = this.tok
-    for (let i = 0; i < b.count; i++) {
+    let from = 0
+    if (b.piece || this.long) {
+      await this.piece(b.buf, b.start[0], b.end[0], docs, !b.piece) // a long line's last piece is line 0 of the next batch
+      if (b.piece) return
+      from = 1
+    }
+    for (let i = from; i < b.count; i++) {
       const s = b.start[i]
       const e = b.end[i]
       let n = tok.encodeBytes(b.buf, s, e)
@@ -103,6 +119,53 @@ class Sink {
       if (doc >= 0 && this.keeps(doc)) this.rw.add(doc, tok.ids(), n)
     }
     if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
+  }
+
+  /**
+   * One piece of a long line (docs/formats.md#long-lines): its ids are appended to the line's
+   * record, which is opened at the first piece that is not blank (the document is known then).
+   * `--doc-start` sees the line's first piece.
+   */
+  private async piece(buf: Buffer, s: number, e: number, docs: DocCounter, last: boolean): Promise<void> {
+    const tok = this.tok
+    let n = tok.encodeBytes(buf, s, e)
+    let text: string | null = null
+    if (n < 0) n = tok.encodeInto((text = buf.toString('utf8', s, e)))
+    const long = (this.long ??= {doc: -1, keep: false, head: docs.needsText ? (text ??= buf.toString('utf8', s, e)) : null, spool: null})
+    if (long.doc < 0 && (n > 0 || !tok.isBlank((text ??= buf.toString('utf8', s, e))))) this.openLong(long, docs)
+    if (long.keep) {
+      this.rw.more(tok.ids(), n)
+      long.spool?.write(tok.ids(), n)
+    }
+    if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
+    if (!last) return
+    if (long.doc < 0) docs.next(long.head, true)
+    else if (long.keep) await this.closeLong(long)
+    this.long = null
+  }
+
+  private openLong(long: LongLine, docs: DocCounter): void {
+    long.doc = docs.next(long.head, false)
+    long.keep = this.keeps(long.doc)
+    if (!long.keep) return
+    this.rw.open(long.doc)
+    if (this.rw.withTokens) long.spool = new IdSpool()
+  }
+
+  /** `"tokens"` from the spooled ids when asked for, then the record's end. */
+  private async closeLong(long: LongLine): Promise<void> {
+    if (long.spool) {
+      this.rw.tokensOpen()
+      try {
+        for (const [ids, n] of long.spool.chunks()) {
+          this.rw.tokenStrings(ids, n)
+          if (this.rw.pending >= CHUNK) await this.w.raw(this.rw.take())
+        }
+      } finally {
+        long.spool.close()
+      }
+    }
+    this.rw.close()
   }
 
   async end(): Promise<void> {

@@ -1,4 +1,5 @@
 import {BasicScanner} from './basic.js'
+import type {CharTable} from './chars.js'
 import {byteEncoder, type ByteEncoder} from './byte-encoder.js'
 import type {Vocab} from './vocab.js'
 import {MAX_WORD_CHARS, WordTable, wordPiece} from './wordpiece.js'
@@ -36,6 +37,11 @@ export class WordPieceTokenizer {
     this.table = new WordTable(vocab.ids)
     const exact = (bytes: Uint8Array, from: number, e: number, at: number) => this.exact(bytes, from, e, at)
     this.bytes = byteEncoder({cls: classTable(this.scanner), table: this.table, unk: this.unk, exact})
+  }
+
+  /** The character table of the BasicTokenizer (what a cut in a long line must respect, long-line.ts). */
+  get chars(): CharTable {
+    return this.scanner.table
   }
 
   /** Token ids of one line. */

@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 import {SpanError, errorAt} from '../stream/errors.js'
+import {maxLineBytes} from '../stream/bytelines.js'
 import type {Rec} from '../stream/ndjson.js'
 
 /** What the indexing pass found out about a file (saved with checkpoints to check a resume). */
@@ -97,6 +98,7 @@ export class RecordIndex {
       if (s < chunk.length) {
         if (carry.length === 0) carryStart = offset + s
         carry.push(chunk.subarray(s))
+        if (offset + chunk.length - carryStart > maxLineBytes()) throw errorAt(this.name, lineNo + 1, `a line longer than ${maxLineBytes() / 2 ** 20} MB (--max-line-mb); not one record per line?`)
       }
       offset += chunk.length
     }

@@ -1,4 +1,5 @@
 import {PassThrough, Readable, Writable} from 'node:stream'
+import split2 from 'split2'
 import {describe, expect, it} from 'vitest'
 import {readLineBatches} from '../../../src/core/stream/bytelines.js'
 import {readLines, type Source} from '../../../src/core/stream/lines.js'
@@ -22,13 +23,14 @@ async function batchedLines(src: Source): Promise<string[]> {
   return out
 }
 
+/** The reference framing: split2 on /\r?\n/ (what readLines used before it framed bytes itself). */
 async function split2Lines(chunks: (string | Buffer)[]): Promise<string[]> {
   const out: string[] = []
-  for await (const l of readLines(source(chunks))) out.push(l.text)
+  for await (const l of source(chunks).stream.pipe(split2(/\r?\n/)) as AsyncIterable<string>) out.push(l)
   return out
 }
 
-describe('readLineBatches frames lines as readLines (split2 on /\\r?\\n/) does', () => {
+describe('readLineBatches (and readLines) frame lines as split2 on /\\r?\\n/ does', () => {
   const cases: (string | Buffer)[][] = [
     ['a\nb\n'],
     ['a\nb'],
@@ -42,7 +44,11 @@ describe('readLineBatches frames lines as readLines (split2 on /\\r?\\n/) does',
   ]
   for (const chunks of cases) {
     it(JSON.stringify(chunks.map(String)), async () => {
-      expect(await batchedLines(source(chunks))).toEqual(await split2Lines(chunks))
+      const want = await split2Lines(chunks)
+      expect(await batchedLines(source(chunks))).toEqual(want)
+      const lines: string[] = []
+      for await (const l of readLines(source(chunks))) lines.push(l.text)
+      expect(lines).toEqual(want)
     })
   }
 
