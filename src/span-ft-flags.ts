@@ -79,14 +79,39 @@ export function sentenceSpanFt(f: Given, base: SpanDefaults, maxLen: number): Se
   const dict = f.dict === undefined ? null : String(f.dict)
   const seg = f.segmentation as 'dict' | 'random' | 'none'
   if (dict && !on) throw new SpanError('--dict is for --span-ft', 2)
-  if (on && !dict !== (seg === 'none')) throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
+  if (on && !dict !== (seg === 'none'))
+    throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
   const g = f as Record<string, never>
   const sf = on
-    ? spanFtConfig({defaults: g['span-ft-defaults'], maxSpans: g['max-spans'], maxSpanTokens: g['max-span-tokens'], padding: Number(g['span-ft-padding']) as 0 | 1,
-      cls: g['span-ft-cls'], segmentation: seg, maxLen, truncation: g['span-ft-truncation']}, base)
+    ? spanFtConfig(
+        {
+          defaults: g['span-ft-defaults'],
+          maxSpans: g['max-spans'],
+          maxSpanTokens: g['max-span-tokens'],
+          padding: Number(g['span-ft-padding']) as 0 | 1,
+          cls: g['span-ft-cls'],
+          segmentation: seg,
+          maxLen,
+          truncation: g['span-ft-truncation'],
+        },
+        base,
+      )
     : null
-  const config: SpanFtRunConfig = {'span-ft': on, dict, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0,
-    ...(sf ? {'span-ft-defaults': g['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg, 'span-ft-truncation': sf.truncation} : {})}
+  const config: SpanFtRunConfig = {
+    'span-ft': on,
+    dict,
+    'max-spans': sf?.max_spans ?? 0,
+    'max-span-tokens': sf?.max_span_tokens ?? 0,
+    ...(sf
+      ? {
+          'span-ft-defaults': g['span-ft-defaults'],
+          'span-ft-padding': sf.padding,
+          'span-ft-cls': sf.cls,
+          segmentation: seg,
+          'span-ft-truncation': sf.truncation,
+        }
+      : {}),
+  }
   const readDict = async () => (on && dict ? readNgramDict(await openSource(dict)) : null)
   return {sf, config, resumeKeys: on ? [...SPAN_FT_KEYS] : ['span-ft'], readDict}
 }

@@ -39,7 +39,8 @@ as span eval nli drops them) and writes entailment, neutral or contradiction per
     const head = headFromJson((await readConfigJson(dir)).json, join(dir, 'config.json'))
     const sf = head.span_ft ? spanFtSettings(head.span_ft) : null
     const withDict = sf !== null && sf.segmentation !== 'none'
-    if (withDict && !existsSync(join(dir, SPAN_FT_DICT_FILE))) throw new SpanError(`${dir}: a Span Fine-tuning model without its dictionary ${SPAN_FT_DICT_FILE}`)
+    if (withDict && !existsSync(join(dir, SPAN_FT_DICT_FILE)))
+      throw new SpanError(`${dir}: a Span Fine-tuning model without its dictionary ${SPAN_FT_DICT_FILE}`)
     const dict = withDict ? await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))) : null
     const fz = new GlueFeaturizer(NLI_TASK, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), {maxLen, dict, spanFt: sf})
     const units = nliFeatures(readNliFile(flags.data, {requireLabel: false}).examples, fz)
