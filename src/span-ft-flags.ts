@@ -97,21 +97,15 @@ export function sentenceSpanFt(f: Given, base: SpanDefaults, maxLen: number): Se
         base,
       )
     : null
-  const config: SpanFtRunConfig = {
-    'span-ft': on,
-    dict,
-    'max-spans': sf?.max_spans ?? 0,
-    'max-span-tokens': sf?.max_span_tokens ?? 0,
-    ...(sf
-      ? {
-          'span-ft-defaults': g['span-ft-defaults'],
-          'span-ft-padding': sf.padding,
-          'span-ft-cls': sf.cls,
-          segmentation: seg,
-          'span-ft-truncation': sf.truncation,
-        }
-      : {}),
-  }
+  const config = runConfig(on, dict, sf, g['span-ft-defaults'])
   const readDict = async () => (on && dict ? readNgramDict(await openSource(dict)) : null)
   return {sf, config, resumeKeys: on ? [...SPAN_FT_KEYS] : ['span-ft'], readDict}
+}
+
+/** finetune_config.json's Span Fine-tuning keys ('max-spans' etc. 0 for a plain run). */
+function runConfig(on: boolean, dict: string | null, sf: SpanFtConfig | null, defaults: string): SpanFtRunConfig {
+  const keys = sf
+    ? {'span-ft-defaults': defaults, 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: sf.segmentation, 'span-ft-truncation': sf.truncation}
+    : {}
+  return {'span-ft': on, dict, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0, ...keys}
 }
