@@ -92,6 +92,16 @@ describe('finetune nli --span-ft → predict nli', () => {
     expect(existsSync(join(plain, 'best', SPAN_FT_DICT_FILE))).toBe(false)
   })
 
+  it('a resumed run keeps its Span Fine-tuning: another --max-spans, or no --span-ft, is a one-line error', () => {
+    const out = join(dir, 'sf') // the first test's run
+    const other = runSpan([...base, '--span-ft', '--dict', dict, '--max-spans', '10', '--resume', out, '--out', join(dir, 'x1')])
+    expect(other.code).not.toBe(0)
+    expect(other.stderr.trimEnd().split('\n').at(-1)).toMatch(/--max-spans is 10 but the run in .* has 128; a resumed run keeps it/)
+    const plain = runSpan([...base, '--resume', out, '--out', join(dir, 'x2')])
+    expect(plain.code).not.toBe(0)
+    expect(plain.stderr.trimEnd().split('\n').at(-1)).toMatch(/--span-ft is null but the run in .* has true/)
+  })
+
   it('--dict without --span-ft, and --span-ft without a dictionary, are usage errors', () => {
     for (const extra of [['--dict', dict], ['--span-ft']]) {
       const r = runSpan([...base, ...extra, '--out', join(dir, 'bad')])
