@@ -50,6 +50,22 @@ describe('finetune ner --span-ft → predict ner', () => {
     expect(Object.keys(JSON.parse(piped.stdout))).toEqual(expect.arrayContaining(['precision', 'recall', 'f1', 'accuracy']))
   })
 
+  it('--segmentation random: saved in span_ft and finetune_config.json; predict ner runs it', () => {
+    const g = file('ner3.conll', conll)
+    const d = file('d3.json', JSON.stringify({'german call': 12, 'peter blackburn': 11}) + '\n')
+    const out = join(dir, 'random')
+    const r = runSpan([...base, '--train', g, '--dev', g, '--dict', d, '--segmentation', 'random', '--out', out])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(out, 'best', 'config.json'), 'utf8')).span_ft).toMatchObject({segmentation: 'random', level: 'token'})
+    expect(JSON.parse(readFileSync(join(out, 'best', 'finetune_config.json'), 'utf8'))).toMatchObject({segmentation: 'random'})
+    const pr = runSpan(['predict', 'ner', '--model', out, '--data', g, '--threads', '1'])
+    expect(pr.code, pr.stderr).toBe(0)
+    expect(pr.stdout.split('\n')[2]).toMatch(/^EU NNP I-NP I-ORG [IBO]/)
+    const plain = runSpan(['finetune', 'ner', '--preset', 'tiny', '--train', g, '--segmentation', 'random', '--out', join(dir, 'never2')])
+    expect(plain.code).toBe(2)
+    expect(plain.stderr.trim()).toMatch(/^span finetune ner: --segmentation is for --span-ft$/)
+  })
+
   it('a bad dictionary line is span finetune ner: source:line: message, exit 1', () => {
     const g = file('ner2.conll', conll)
     const d = file('bad.tsv', 'german call\t12\npeter blackburn\tmany\n')

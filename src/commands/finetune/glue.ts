@@ -2,17 +2,14 @@ import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {spanFtSettings} from '../../core/model/span-ft.js'
-import {SpanError} from '../../core/stream/errors.js'
-import {openSource} from '../../core/stream/lines.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
 import {glueModel, paramsLine} from '../../core/tasks/glue/model.js'
-import {glueSpanFt, shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
+import {glueSpanDefaults, shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
-import {type GlueFinetuneConfig, SPAN_FT_KEYS, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
-import {readNgramDict} from '../../core/text/ngrams.js'
+import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
-import {glueSpanFtFlags} from '../../span-ft-flags.js'
+import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
 
@@ -41,33 +38,28 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     task: Flags.string({description: `GLUE task (${GLUE_TASK_NAMES.join(', ')}; case and hyphens ignored)`, required: true}),
     train: Flags.string({description: 'training TSV (as distributed in glue_data/<TASK>/train.tsv)', required: true}),
     dev: Flags.string({description: 'dev TSV: scored at each evaluation; the best score is kept in best/'}),
-    ...glueSpanFtFlags(),
+    ...spanFtFlags(),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneGlue)
     const src = await modelSource(flags)
-    const seg = flags.segmentation as 'dict' | 'random' | 'none'
-    if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft', 2)
-    if (flags['span-ft'] && !flags.dict !== (seg === 'none')) throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
     const task = glueTask(flags.task)
-    const sf = flags['span-ft'] ? glueSpanFt({task: task.name, defaults: flags['span-ft-defaults'] as 'reference', maxSpans: flags['max-spans'], maxSpanTokens: flags['max-span-tokens'],
-      padding: Number(flags['span-ft-padding']) as 0 | 1, cls: flags['span-ft-cls'] as 'raw', segmentation: seg, maxLen: flags['max-len'], truncation: flags['span-ft-truncation'] as 'bert'}) : null
+    const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, glueSpanDefaults(task.name), flags['max-len'])
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
-    const dict = flags['span-ft'] && flags.dict ? await readNgramDict(await openSource(flags.dict)) : null
+    const dict = await readDict()
     const {vocab, cased} = await runVocab(flags, src.dir)
-    const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), 'span-ft': flags['span-ft'], dict: flags.dict ?? null, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0,
-      ...(sf ? {'span-ft-defaults': flags['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg, 'span-ft-truncation': sf.truncation} : {})}
+    const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), ...sfConfig}
     const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict, spanFt: sf && spanFtSettings(sf)})
     const read = await readGlueFeatures(flags.train, task, fz)
-    const train = seg === 'random' && sf ? shuffleTrainSpans(read, config.seed) : read
+    const train = sf?.segmentation === 'random' ? shuffleTrainSpans(read, config.seed) : read
     const dev = flags.dev ? await readGlueFeatures(flags.dev, task, fz) : null
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = await glueModel({dir: src.dir, preset: flags.preset, task, vocab, maxLen: config['max-len'], seed: config.seed, spanFt: sf, log})
     try {
       log(`config: ${JSON.stringify(config)}`)
       log(paramsLine(model))
-      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, flags['span-ft'] ? [...SPAN_FT_KEYS] : ['span-ft'])
+      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, resumeKeys)
     } finally {
       model.dispose()
       lock.release()

@@ -4,10 +4,11 @@ import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {type TagScheme, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {openSource} from '../../core/stream/lines.js'
-import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
+import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {tokenSpanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
 
@@ -23,7 +24,8 @@ checkpoint by F1 goes to --out/best.
 with the n-gram dictionary (as the reference's MultiTokenizer.tokenize), [CLS] and [SEP] are one-token spans,
 a Conv1d(H→H, kernel 3, padding 1) → ReLU → dropout runs over each span's first --max-span-tokens sub-tokens
 (no pooling), and each token's output is concatenated after its hidden state before the classifier (2H inputs).
-Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, max_chunk_len 16).`
+Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, max_chunk_len 16); --segmentation
+random is its --do_random: every window's span lengths shuffled (seeded), dev and predict ner too.`
   static override examples = ['span finetune ner --init ckpt --train eng.train --dev eng.testa --out ner-run']
   static override flags = {
     ...finetuneFlags({lr: 5e-5, maxLen: 128, minLen: 8, unit: 'window'}),
@@ -31,14 +33,13 @@ Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, ma
     dev: Flags.string({description: 'dev CoNLL file (eng.testa), scored at each evaluation'}),
     scheme: Flags.string({description: 'tag scheme of the files (default: detected from --train)', options: ['iob1', 'iob2']}),
     stride: Flags.integer({description: 'sub-tokens a window moves over a long sentence', default: 64, min: 1}),
-    'span-ft': Flags.boolean({description: "Span Fine-tuning's token-level variant (Bao et al. §5.4)", dependsOn: ['dict']}),
-    dict: Flags.string({description: "n-gram dictionary for --span-ft (ours, the reference's JSON, or ngram<TAB>count lines)", dependsOn: ['span-ft']}),
-    'max-spans': Flags.integer({description: "r: spans per sentence with [CLS] and [SEP] (run_ner.py's max_chunk_number)", default: 64, min: 4}),
-    'max-span-tokens': Flags.integer({description: "l: sub-tokens per span (run_ner.py's max_chunk_len)", default: 16, min: 1}),
+    ...tokenSpanFtFlags(),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNer)
+    const seg = flags.segmentation as 'dict' | 'random'
+    if (seg !== 'dict' && !flags['span-ft']) throw new SpanError('--segmentation is for --span-ft', 2)
     const src = await modelSource(flags)
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readConllFile(flags.train, {labeled: true})
@@ -49,27 +50,23 @@ Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, ma
     if (unknown) throw new SpanError(`${flags.dev}: tag type ${unknown.slice(2)} does not occur in ${flags.train}`)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft']
-      ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens']}
+      ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
       : {}
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels, ...sf}
     const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
-    const trainUnits = nerUnits(train, labels, tokenizer, config['max-len'], config.stride, segs)
-    const devUnits = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride, segs) : null
+    const read = nerUnits(train, labels, tokenizer, config['max-len'], config.stride, segs)
+    const readDev = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride, segs) : null
+    const [trainUnits, devUnits] = seg === 'random' ? randomSegmentation(config.seed, read, readDev) : [read, readDev]
     log(`${train.sentences.length} sentences (${scheme}), ${trainUnits.length} windows, ${labels.length} labels`)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
-    const span_ft = segs ? nerSpanFt(flags['max-spans'], flags['max-span-tokens']) : null
+    const span_ft = segs ? nerSpanFt(flags['max-spans'], flags['max-span-tokens'], seg) : null
     const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {
-      await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, [
-        'scheme',
-        'stride',
-        'span-ft',
-        'max-spans',
-        'max-span-tokens',
-      ])
+      const fixed = ['scheme', 'stride', 'span-ft', 'max-spans', 'max-span-tokens', 'segmentation']
+      await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, fixed)
     } finally {
       model.dispose()
       lock.release()

@@ -10,7 +10,7 @@ import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {type TagScheme, readConllFile} from '../../core/tasks/ner/read.js'
-import {type NerFinetuneConfig, nerModel, nerUnits, predictTags} from '../../core/tasks/ner/train.js'
+import {type NerFinetuneConfig, nerModel, nerUnits, predictTags, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
 import {predictFlags, predictModel} from '../../finetune-flags.js'
@@ -20,7 +20,8 @@ export default class PredictNer extends SpanCommand {
   static override description = `Every input line is written back with the predicted tag as a new last column (-DOCSTART- lines get O;
 blank lines stay blank), in the scheme the model was trained on unless --scheme is given: the form span eval ner
 reads beside the gold file. A Span Fine-tuning model (finetune ner --span-ft) segments the sentences with the
-dictionary saved beside it. A file output appears only when complete.`
+dictionary saved beside it (one trained with --segmentation random shuffles every window's span lengths, seeded
+with its --seed, as run_ner.py --do_random does for its test features). A file output appears only when complete.`
   static override examples = ['span predict ner --model ner-run --data eng.testa -o testa.pred && span eval ner --gold eng.testa --pred testa.pred']
   static override flags = {
     ...predictFlags('ner', 'window'),
@@ -39,7 +40,8 @@ dictionary saved beside it. A file output appears only when complete.`
     const {json} = await readConfigJson(dir)
     const span_ft = (json.span_ft ?? null) as SpanFtConfig | null
     const segs = span_ft ? {dict: await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))), r: span_ft.max_spans} : null
-    const units = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride, segs)
+    const read = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride, segs)
+    const [units] = span_ft?.segmentation === 'random' ? randomSegmentation(c.seed, read) : [read] // as run_ner.py shuffles its test features
     await initBackend(flags.backend as BackendChoice, flags.threads)
     const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {})

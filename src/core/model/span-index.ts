@@ -54,6 +54,11 @@ export function shuffleSpanLengths(spans: readonly TokenSpan[], rng: Rng): Token
   })
 }
 
+/** Every feature's spans shuffled as above, in order, from one stream. */
+export function shuffleSpans<F extends {spans: TokenSpan[]}>(features: readonly F[], rng: Rng): F[] {
+  return features.map((f) => ({...f, spans: shuffleSpanLengths(f.spans, rng)}))
+}
+
 /** One span over every token of a row [0, n−1] (the "+ CNN" ablation: no segmentation). */
 export function wholeRow(n: number): TokenSpan[] {
   return n > 0 ? [[0, n - 1]] : []

@@ -15,7 +15,7 @@ import {BertForTokenClassification} from '../../../src/core/model/token-classifi
 import {finetune} from '../../../src/core/train/finetune-loop.js'
 import {nerFeatures} from '../../../src/core/tasks/ner/features.js'
 import {nerLabels, parseConll} from '../../../src/core/tasks/ner/read.js'
-import {nerAdapter, nerSpanFt, nerUnits, predictTags} from '../../../src/core/tasks/ner/train.js'
+import {nerAdapter, nerSpanFt, nerUnits, predictTags, randomSegmentation} from '../../../src/core/tasks/ner/train.js'
 import {NgramDict} from '../../../src/core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
@@ -86,6 +86,32 @@ function tokenLoop(h: number[][][], spans: [number, number][][], l: number, w: n
   )
   return out
 }
+
+describe("--segmentation random (run_ner.py's --do_random)", () => {
+  const words = ['the', 'man', 'walked', 'to', 'new', 'york', 'city', 'today']
+  const feats = () => nerFeatures(words, null, 0, tok, 64, 16, {segments: dict.segmentAsReference(words), r: 64})
+  const lens = (spans: [number, number][]) => spans.map(([s, e]) => e - s + 1)
+  it('each window: the same span lengths, shuffled, tiling the same tokens from [CLS]; train then dev from one seeded stream', () => {
+    const [f] = feats()
+    const [train, dev] = randomSegmentation(7, [f, f, f], [f, f])
+    const all = [...train, ...(dev ?? [])]
+    expect(all).toHaveLength(5)
+    for (const g of all) {
+      expect(g.ids).toBe(f.ids) // tokens and labels are kept
+      expect(lens(g.spans).sort()).toEqual(lens(f.spans).sort())
+      expect(g.spans[0][0]).toBe(0)
+      g.spans.slice(1).forEach(([s], i) => expect(s).toBe(g.spans[i][1] + 1))
+      expect(g.spans.at(-1)?.[1]).toBe(f.ids.length - 1)
+    }
+    // dev is shuffled too (unlike glue's random mode), and continues the stream after train
+    expect(all.some((g) => JSON.stringify(g.spans) !== JSON.stringify(f.spans))).toBe(true)
+    expect(new Set(all.map((g) => JSON.stringify(g.spans))).size).toBeGreaterThan(1)
+    const [again, againDev] = randomSegmentation(7, [f, f, f], [f, f])
+    expect([...again, ...(againDev ?? [])].map((g) => g.spans)).toEqual(all.map((g) => g.spans))
+    expect(randomSegmentation(8, [f, f, f])[0].map((g) => g.spans)).not.toEqual(train.map((g) => g.spans))
+    expect(nerSpanFt(8, 4, 'random')).toMatchObject({segmentation: 'random', level: 'token', padding: 1})
+  })
+})
 
 describe('the token-level span CNN', () => {
   it('equals the loop: Conv1d padding 1 → ReLU per span, each token its own slot, 0 outside spans', () => {

@@ -50,7 +50,7 @@ export function truncateSeqPair(a: unknown[], b: unknown[], maxTotal: number): v
 }
 
 /** The label as a number: the index in the task's labels, or the STS-B score. */
-export function labelValue(task: GlueTask, label: string | null): number | null {
+export function labelValue(task: Pick<GlueTask, 'labels'>, label: string | null): number | null {
   if (label === null) return null
   return task.labels === null ? Number(label) : task.labels.indexOf(label)
 }
@@ -58,7 +58,7 @@ export function labelValue(task: GlueTask, label: string | null): number | null 
 export class GlueFeaturizer {
   private readonly split = new WordSplitter()
 
-  constructor(readonly task: GlueTask, readonly tokenizer: WordPieceTokenizer, readonly opts: FeatureOptions) {
+  constructor(readonly task: Pick<GlueTask, 'labels'>, readonly tokenizer: WordPieceTokenizer, readonly opts: FeatureOptions) {
     if (opts.maxLen < 4) throw new RangeError('max-len must be at least 4')
   }
 

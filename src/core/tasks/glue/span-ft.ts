@@ -12,7 +12,7 @@
  */
 import {SpanError} from '../../stream/errors.js'
 import {Rng} from '../../util/rng.js'
-import {shuffleSpanLengths} from '../../model/span-index.js'
+import {shuffleSpans} from '../../model/span-index.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'
 import type {GlueFeature} from './features.js'
 import type {GlueTaskName} from './tasks.js'
@@ -37,8 +37,20 @@ export function paperSpanDefaults(task: GlueTaskName): {r: number; l: number} {
   return {r: 16, l: ['MNLI', 'QNLI', 'RTE'].includes(task) ? 128 : 64}
 }
 
-export interface GlueSpanFtOptions {
-  task: GlueTaskName
+/** r and l by source of defaults, for one task. */
+export interface SpanDefaults {
+  reference: {r: number; l: number}
+  paper: {r: number; l: number}
+}
+
+/** A GLUE task's defaults (above). */
+export const glueSpanDefaults = (task: GlueTaskName): SpanDefaults => ({
+  reference: {r: REFERENCE_MAX_SPANS[task], l: REFERENCE_MAX_SPAN_TOKENS},
+  paper: paperSpanDefaults(task),
+})
+
+/** The settings of a sentence-level span-ft run, whatever the task (glue, nli). */
+export interface SpanFtOptions {
   defaults: 'reference' | 'paper'
   maxSpans?: number
   maxSpanTokens?: number
@@ -49,12 +61,20 @@ export interface GlueSpanFtOptions {
   truncation?: 'bert' | 'reference'
 }
 
+export interface GlueSpanFtOptions extends SpanFtOptions {
+  task: GlueTaskName
+}
+
+/** The span_ft of config.json for a GLUE task. */
+export const glueSpanFt = (o: GlueSpanFtOptions): SpanFtConfig => spanFtConfig(o, glueSpanDefaults(o.task))
+
 /**
- * The span_ft of config.json. `none` (the "+ CNN" ablation, §5.1) is one span of every token:
- * r = 1, l = --max-len, so both convolutions run along the whole sequence before one max-pool.
+ * The span_ft of config.json, r and l from `base` unless given. `none` (the "+ CNN" ablation,
+ * §5.1) is one span of every token: r = 1, l = --max-len, so both convolutions run along the
+ * whole sequence before one max-pool.
  */
-export function glueSpanFt(o: GlueSpanFtOptions): SpanFtConfig {
-  const d = o.defaults === 'paper' ? paperSpanDefaults(o.task) : {r: REFERENCE_MAX_SPANS[o.task], l: REFERENCE_MAX_SPAN_TOKENS}
+export function spanFtConfig(o: SpanFtOptions, base: SpanDefaults): SpanFtConfig {
+  const d = base[o.defaults]
   const none = o.segmentation === 'none'
   const r = none ? 1 : (o.maxSpans ?? d.r)
   const l = none ? o.maxLen : (o.maxSpanTokens ?? d.l)
@@ -72,6 +92,5 @@ export function glueSpanFt(o: GlueSpanFtOptions): SpanFtConfig {
  * dictionary's): each training example's span lengths shuffled once, seeded.
  */
 export function shuffleTrainSpans(features: GlueFeature[], seed: number): GlueFeature[] {
-  const rng = new Rng(seed)
-  return features.map((f) => ({...f, spans: shuffleSpanLengths(f.spans, rng)}))
+  return shuffleSpans(features, new Rng(seed))
 }

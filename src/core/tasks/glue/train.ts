@@ -16,8 +16,8 @@ import {predictValues, scoreValues, spanLimits} from './predict.js'
 import {readGlueFile} from './read.js'
 import type {GlueTask} from './tasks.js'
 
-/** The resolved settings of a run, saved as finetune_config.json beside the model. */
-export interface GlueFinetuneConfig extends FinetuneSettings {
+/** Span Fine-tuning's keys of finetune_config.json (glue, nli): 'max-spans' etc. 0 without it. */
+export interface SpanFtRunConfig {
   'span-ft': boolean
   dict: string | null
   'max-spans': number
@@ -28,6 +28,9 @@ export interface GlueFinetuneConfig extends FinetuneSettings {
   segmentation?: string
   'span-ft-truncation'?: string
 }
+
+/** The resolved settings of a run, saved as finetune_config.json beside the model. */
+export interface GlueFinetuneConfig extends FinetuneSettings, SpanFtRunConfig {}
 
 /** Keys a --resume must find unchanged. */
 export const SPAN_FT_KEYS = ['span-ft', 'max-spans', 'max-span-tokens', 'span-ft-padding', 'span-ft-cls', 'segmentation', 'span-ft-truncation'] as const

@@ -18,7 +18,8 @@ import {BertForTokenClassification, type TokenHostBatch, tokenClassifierFiles} f
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
 import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
-import {SPAN_FT_DICT_FILE, spanIndex} from '../../model/span-index.js'
+import {SPAN_FT_DICT_FILE, shuffleSpans, spanIndex} from '../../model/span-index.js'
+import {Rng} from '../../util/rng.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'
 import {type NgramDict, WordSplitter} from '../../text/ngrams.js'
 import {type NerFeature, nerFeatures} from './features.js'
@@ -36,6 +37,8 @@ export interface NerFinetuneConfig extends FinetuneSettings {
   dict?: string | null
   'max-spans'?: number
   'max-span-tokens'?: number
+  /** 'random': run_ner.py's --do_random (randomSegmentation below) */
+  segmentation?: 'dict' | 'random'
 }
 
 /** What segments the sentences for Span Fine-tuning: the dictionary and r. */
@@ -64,8 +67,19 @@ export function nerUnits(
 }
 
 /** The span_ft of a token classifier's config.json (the reference's NER_CNN: padding 1, t ◇ span). */
-export function nerSpanFt(r: number, l: number): SpanFtConfig {
-  return {max_spans: r, max_span_tokens: l, padding: 1, pool: 'reference', cls: 'raw', segmentation: 'dict', level: 'token'}
+export function nerSpanFt(r: number, l: number, segmentation: 'dict' | 'random' = 'dict'): SpanFtConfig {
+  return {max_spans: r, max_span_tokens: l, padding: 1, pool: 'reference', cls: 'raw', segmentation, level: 'token'}
+}
+
+/**
+ * run_ner.py's --do_random (BAORONGZHOU/span-fine-tuning @bca4358, do_random_chunk): the span
+ * lengths of every window shuffled and laid again from [CLS], for the training, dev and test
+ * features alike (unlike run_classifier_direct.py, which shuffles the training features only).
+ * Train, then dev (the reference's order) draw from one stream seeded with --seed.
+ */
+export function randomSegmentation(seed: number, train: NerFeature[], dev: NerFeature[] | null = null): [NerFeature[], NerFeature[] | null] {
+  const rng = new Rng(seed)
+  return [shuffleSpans(train, rng), dev && shuffleSpans(dev, rng)]
 }
 
 /** r and l of a token classifier's span CNN, or null without one. */
