@@ -17,6 +17,7 @@ import {writeFilesAtomically} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {LineWriter} from '../stream/writer.js'
 import type {DevScores, TaskAdapter} from './adapter.js'
+import {withTensorCensus} from './census.js'
 import type {FinetuneSettings} from './finetune-config.js'
 import type {ScalarSink} from './metrics.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
@@ -84,7 +85,7 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
       progress: {start() {}, update() {}, stop() {}},
       scalars: undefined,
     }
-    return await finetuneRank(a, c, o, dp.writes ? io : {...io, ...quiet}, dp)
+    return await finetuneRank(a, c, o, withTensorCensus(dp.writes ? io : {...io, ...quiet}), dp) // SPAN_DEBUG_TENSORS=1: per-step counts
   } catch (err) {
     failed = err
     throw err

@@ -13,6 +13,7 @@ import {checkModelFits} from '../model/size.js'
 import {SpanError} from '../stream/errors.js'
 import type {LineWriter} from '../stream/writer.js'
 import {type FileHook, STATE_FORMAT, type TrainerState, checkTrainerState, saveTrainingCheckpoint} from './checkpointing.js'
+import {withTensorCensus} from './census.js'
 import {TRAIN_CONFIG_FILE, type TrainConfig, resolveWarmup} from './config.js'
 import {type EvalSetup, checkEvalFile, evaluate} from './eval.js'
 import {ExampleMaker} from './examples.js'
@@ -76,6 +77,7 @@ export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | nul
     run = await setUp(spec, io.log, dp)
     startRanks(run)
     if (!dp.writes) io = {...io, out: quietOut(), progress: quietProgress()}
+    io = withTensorCensus(io) // SPAN_DEBUG_TENSORS=1
     describe(run, io)
     const scalars = io.scalars ?? (await openScalars(dp.writes ? spec.config.tensorboard : null))
     try {

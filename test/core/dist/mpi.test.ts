@@ -21,12 +21,25 @@ const tmp = mkdtempSync(join(tmpdir(), 'span-dist-'))
 const train = join(tmp, 'train.ndjson')
 const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--backend', 'native', '--threads', '1', '--dropout', '0', '--seed', '5', '--lr', '1e-3', '--warmup', '1', '--log-every', '1']
 
-function run(cmd: string[], timeout = 120_000) {
-  const r = spawnSync(cmd[0], cmd.slice(1), {cwd: root, env, encoding: 'utf8', timeout, maxBuffer: 1 << 26})
+function run(cmd: string[], timeout = 120_000, extra: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(cmd[0], cmd.slice(1), {cwd: root, env: {...env, ...extra}, encoding: 'utf8', timeout, maxBuffer: 1 << 26})
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 const records = (s: string) => s.trimEnd().split('\n').filter((l) => l).map((l) => JSON.parse(l) as Record<string, number>)
 const steps = (s: string) => records(s).filter((r) => 'loss' in r)
+
+/** SPAN_DEBUG_TENSORS=1 makes every rank log `tensors after step N: M` (rank k > 0 behind `[rank k] `). */
+const CENSUS = {SPAN_DEBUG_TENSORS: '1'}
+
+/** Each rank's tensor count after each of its steps: the first step makes AdamW's moments, then none may grow. */
+function expectNoLeak(stderr: string, steps: number): void {
+  for (const rank of [0, 1]) {
+    const re = new RegExp(`^${rank === 0 ? '' : `\\[rank ${rank}\\] `}span [\\w ]+: tensors after step (\\d+): (\\d+)$`, 'gm')
+    const counts = [...stderr.matchAll(re)].map((m) => [Number(m[1]), Number(m[2])])
+    expect(counts.map(([s]) => s), `rank ${rank}'s census`).toEqual(Array.from({length: steps}, (_, i) => i + 1))
+    expect(counts.slice(1).map(([, n]) => n), `rank ${rank}'s tensors from step 2 on`).toEqual(counts.slice(1).map(() => counts[1][1]))
+  }
+}
 
 async function weights(dir: string): Promise<Map<string, Float32Array>> {
   const f = await readSafetensors(join(dir, 'model.safetensors'))
@@ -75,9 +88,10 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     const one = join(tmp, 'one')
     const two = join(tmp, 'two')
     const a = run(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '4', '--batch-size', '16', '--out', one])
-    const b = run([...MPI, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '4', '--batch-size', '8', '--out', two])
+    const b = run([...MPI, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '4', '--batch-size', '8', '--out', two], 120_000, CENSUS)
     expect(a.code, a.stderr).toBe(0)
     expect(b.code, b.stderr).toBe(0)
+    expectNoLeak(b.stderr, 4) // every rank, every step (an epoch boundary at step 3)
     expect(b.stderr).toContain('effective batch 16: 2 processes × --batch-size 8 × --accumulate 1')
     expect(b.stderr).toMatch(/^\[rank 1\] span pretrain: /m)
     const [sa, sb] = [steps(a.stdout), steps(b.stdout)]
@@ -108,9 +122,10 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     const ft = (out: string, bs: string) => ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '2', '--lr', '1e-3',
       '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', bs, '--out', join(tmp, out)]
     const a = run(ft('g1', '8'))
-    const b = run([...MPI, ...ft('g2', '4')])
+    const b = run([...MPI, ...ft('g2', '4')], 120_000, CENSUS)
     expect(a.code, a.stderr).toBe(0)
     expect(b.code, b.stderr).toBe(0)
+    expectNoLeak(b.stderr, 8) // the shared loop at world 2, an epoch end (checkpoint) at step 4
     const [ra, rb] = [records(a.stdout), records(b.stdout)]
     expect(rb.map((r) => r.step)).toEqual(ra.map((r) => r.step)) // 4 steps per epoch: 30 examples in global batches of 8
     const [la, lb] = [steps(a.stdout), steps(b.stdout)]
@@ -122,6 +137,26 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     const c2 = run([...ft('g3', '4'), '--resume', join(tmp, 'g3')])
     expect(c2.code).toBe(1)
     expect(c2.stderr).toMatch(/the run was trained on 2 processes, this one has 1; resume with the same number \(mpirun -np 2\)/)
+  })
+
+  it('finetune ner (the shared loop, a newer task): 2 ranks × batch 3 match 1 process × batch 6, no tensor leaked', async () => {
+    const conll = join(tmp, 'ner.conll')
+    const ents = [['Paris', 'LOC'], ['Anna', 'PER'], ['Siemens', 'ORG'], ['Rome', 'LOC'], ['Olaf', 'PER'], ['Fiat', 'ORG'], ['Euro', 'MISC']]
+    const sentence = (i: number) => [`${ents[i % 7][0]} NNP B-NP B-${ents[i % 7][1]}`, `met NN I-NP O`, `${ents[(i * 3) % 7][0]} NNP I-NP B-${ents[(i * 3) % 7][1]}`, `${i % 5 ? 'today' : 'again'} RB O O`].join('\n')
+    writeFileSync(conll, '-DOCSTART- -X- O O\n\n' + Array.from({length: 22}, (_, i) => sentence(i)).join('\n\n') + '\n')
+    const ft = (out: string, bs: string) => ['node', bin, 'finetune', 'ner', '--preset', 'tiny', '--train', conll, '--max-len', '16', '--epochs', '2', '--lr', '1e-3',
+      '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', bs, '--out', join(tmp, out)]
+    const a = run(ft('n1', '6'))
+    const b = run([...MPI, ...ft('n2', '3')], 120_000, CENSUS)
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    expect(b.stderr).toContain('effective batch 6: 2 processes × --batch-size 3 × --accumulate 1')
+    const [la, lb] = [steps(a.stdout), steps(b.stdout)]
+    expect(la.map((r) => r.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]) // 22 sentences in global batches of 6: the 4th of each epoch split 3 + 1
+    expect(lb.map((r) => r.step)).toEqual(la.map((r) => r.step))
+    la.forEach((r, i) => expect(Math.abs(lb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
+    expect(await weightGap(join(tmp, 'n1', 'best'), join(tmp, 'n2', 'best'))).toBeLessThan(1e-5)
+    expectNoLeak(b.stderr, 8)
   })
 
   it('finetune squad: 2 ranks × batch 2 × accumulate 2 match 1 process × batch 4 × accumulate 2', async () => {
