@@ -15,6 +15,8 @@ const root = join(import.meta.dirname, '..', '..', '..')
 const bin = join(root, 'bin', 'run.js')
 const hasMpirun = spawnSync('mpirun', ['--version'], {encoding: 'utf8'}).status === 0
 const why = !hasMpirun ? 'mpirun not found (apt-get install openmpi-bin libopenmpi-dev)' : !existsSync(distAddonPath()) ? 'span_dist addon not built (node native/build.mjs)' : null
+/** A Slurm cluster to run srun on (never in CI: a one-node slurmctld + slurmd on this host, README "Training on many processes"). */
+const srunWhy = !hasMpirun || why ? why : spawnSync('sinfo', ['-h', '-o', '%a'], {encoding: 'utf8', timeout: 5000}).stdout?.includes('up') ? null : 'no srun, or no Slurm partition up (sinfo)'
 const env = {...process.env, OMPI_ALLOW_RUN_AS_ROOT: '1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '1', OMPI_MCA_btl_vader_single_copy_mechanism: 'none'}
 const MPI = ['mpirun', '-np', '2', '--oversubscribe']
 const tmp = mkdtempSync(join(tmpdir(), 'span-dist-'))
@@ -258,6 +260,27 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(code).not.toBe(0)
     expect(stderr).toMatch(/process rank 1 .*exited on signal 9/)
   }, 120_000)
+})
+
+describe.skipIf(srunWhy !== null)(`Slurm's srun -n 2 --mpi=pmix${srunWhy ? ` (skipped: ${srunWhy})` : ''}`, () => {
+  it('starts the ranks directly (Open MPI over PMIx): the losses and weights of 1 process × twice the batch', async () => {
+    const a = run(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '3', '--batch-size', '16', '--out', join(tmp, 'srun1')])
+    const b = run(['srun', '-n', '2', '--mpi=pmix', '-t', '5', 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '3', '--batch-size', '8', '--out', join(tmp, 'srun2')])
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    expect(b.stderr).toMatch(/^\[rank 1\] span pretrain: effective batch 16: 2 processes/m) // SLURM_PROCID 1 of SLURM_NTASKS 2
+    const [sa, sb] = [steps(a.stdout), steps(b.stdout)]
+    expect(sb.map((r) => r.step)).toEqual([1, 2, 3])
+    sa.forEach((r, i) => expect(Math.abs(sb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
+    expect(await weightGap(join(tmp, 'srun1', 'checkpoint-3'), join(tmp, 'srun2', 'checkpoint-3'))).toBeLessThan(1e-5)
+  })
+
+  it('srun --mpi=none: every task refuses in one line, naming --mpi=pmix', () => {
+    const r = run(['srun', '-n', '2', '--mpi=none', '-t', '5', 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1', '--batch-size', '8', '--out', join(tmp, 'srun0')])
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toMatch(/^span pretrain: srun started 2 tasks without a process-management interface \(srun --mpi=none\): .*run srun --mpi=pmix/m)
+    expect(existsSync(join(tmp, 'srun0'))).toBe(false)
+  })
 })
 
 it('has a writable temp dir for the MPI tests', () => {
