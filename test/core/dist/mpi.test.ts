@@ -141,7 +141,7 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(c2.stderr).toMatch(/the run was trained on 2 processes, this one has 1; resume with the same number \(mpirun -np 2\)/)
   })
 
-  it('finetune ner (the shared loop, a newer task): 2 ranks × batch 3 match 1 process × batch 6, no tensor leaked', async () => {
+  it('finetune ner (the shared loop, a newer task): 2 ranks × batch 3 match 1 process × batch 6, leak no tensor, resume exactly', async () => {
     const conll = join(tmp, 'ner.conll')
     const ents = [['Paris', 'LOC'], ['Anna', 'PER'], ['Siemens', 'ORG'], ['Rome', 'LOC'], ['Olaf', 'PER'], ['Fiat', 'ORG'], ['Euro', 'MISC']]
     const sentence = (i: number) => [`${ents[i % 7][0]} NNP B-NP B-${ents[i % 7][1]}`, `met NN I-NP O`, `${ents[(i * 3) % 7][0]} NNP I-NP B-${ents[(i * 3) % 7][1]}`, `${i % 5 ? 'today' : 'again'} RB O O`].join('\n')
@@ -159,6 +159,11 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     la.forEach((r, i) => expect(Math.abs(lb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
     expect(await weightGap(join(tmp, 'n1', 'best'), join(tmp, 'n2', 'best'))).toBeLessThan(1e-5)
     expectNoLeak(b.stderr, 8)
+    const c1 = run([...MPI, ...ft('n3', '3'), '--stop-at', '3']) // exact resume at world size 2, mid-epoch
+    const c2 = run([...MPI, ...ft('n3', '3'), '--resume', join(tmp, 'n3')])
+    for (const r of [c1, c2]) expect(r.code, r.stderr).toBe(0)
+    expect(steps(c2.stdout).map((r) => [r.step, r.loss])).toEqual(lb.slice(3).map((r) => [r.step, r.loss]))
+    expect(await weightGap(join(tmp, 'n2', 'best'), join(tmp, 'n3', 'best'))).toBe(0)
   })
 
   it('finetune squad: 2 ranks × batch 2 × accumulate 2 match 1 process × batch 4 × accumulate 2', async () => {
