@@ -24,6 +24,7 @@ import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
 import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import {type Progress, speedNote} from './progress.js'
+import {watchSignals} from './signals.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
@@ -281,20 +282,6 @@ function newWindow(): {tally: Tally; seconds: number; tokensPerS(): number | nul
   }}
 }
 
-/** Notes SIGINT/SIGTERM instead of dying, once: a second SIGINT has the default effect. */
-function watchSignals(): {caught: string | null; dispose(): void} {
-  const w = {caught: null as string | null, dispose: () => {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
-  }}
-  function onSignal(name: string): void {
-    w.caught = name
-    w.dispose()
-  }
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
-  return w
-}
 
 /** A metrics record, flushed at once: a reader (`| jq`, a plotting script) sees each as it comes; TensorBoard too. */
 async function emit(io: TrainIO, rec: Record<string, unknown>, scalars?: 'train' | 'eval'): Promise<void> {

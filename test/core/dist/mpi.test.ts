@@ -240,6 +240,32 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(stderr).toContain(`[rank 1] span pretrain: SIGTERM at step ${last.step}`)
   }, 120_000)
 
+  it('SIGINT to mpirun during finetune glue: every rank stops after the same step, one checkpoint, and --resume continues it', async () => {
+    const tsv = join(tmp, 'sst2-int.tsv')
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 40}, (_, i) => `film ${i} was ${i % 2 ? 'good' : 'bad'}\t${i % 2}`).join('\n') + '\n')
+    const out = join(tmp, 'ft-int')
+    const ft = ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '500', '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', '4', '--out', out]
+    const job = spawn(MPI[0], [...MPI.slice(1), ...ft], {cwd: root, env})
+    let stdout = ''
+    let stderr = ''
+    job.stdout.on('data', (d) => (stdout += d))
+    job.stderr.on('data', (d) => (stderr += d))
+    const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
+    while (!stdout.includes('"step":2,')) await new Promise((r) => setTimeout(r, 100))
+    job.kill('SIGINT')
+    expect(await ended).not.toBe(0)
+    const recs = records(stdout)
+    const last = recs.at(-1) as Record<string, unknown>
+    expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: join(out, `checkpoint-${String(recs.at(-2)?.step)}`)})
+    expect(recs.filter((r) => 'checkpoint' in r && r.step === last.step)).toHaveLength(1)
+    expect(JSON.parse(readFileSync(join(out, `checkpoint-${String(last.step)}`, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
+    expect(stderr.match(/^span finetune glue: SIG\w+ at step \d+: saving a checkpoint/gm)).toHaveLength(1)
+    expect(stderr).toContain(`[rank 1] span finetune glue: SIGTERM at step ${String(last.step)}`)
+    const more = run([...MPI, ...ft.slice(0, -2), '--out', out, '--resume', out, '--stop-at', String(Number(last.step) + 1)])
+    expect(more.code, more.stderr).toBe(0)
+    expect(steps(more.stdout).map((r) => r.step)).toEqual([Number(last.step) + 1])
+  }, 120_000)
+
   it('ends the job within 60 s, naming the rank, when a rank is killed mid-run', async () => {
     const out = join(tmp, 'killed')
     const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
