@@ -15,6 +15,7 @@ import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {writeFilesAtomically} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
+import {sha256Of} from '../util/atomic.js'
 import type {LineWriter} from '../stream/writer.js'
 import type {DevScores, TaskAdapter} from './adapter.js'
 import {withTensorCensus} from './census.js'
@@ -81,7 +82,8 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
   let failed: unknown
   try {
     const {threads: _threads, ...same} = c
-    dp.checkSame('resolved config or data', {config: same, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
+    const data = dp.size > 1 ? await sha256Of(c.train).catch(() => null) : null // the training file's bytes, not only its name
+    dp.checkSame('resolved config or data', {config: same, data, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
     dp.broadcast(a.params.entries()) // rank 0's parameters (new heads are seeded alike, but one source is simpler to trust)
     const quiet = {
       out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter,

@@ -210,6 +210,26 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(existsSync(join(tmp, 'mix'))).toBe(false)
   })
 
+  it('stops every rank with one message when their data differ under the same config (same relative paths, other directories)', () => {
+    const [d0, d1] = [join(tmp, 'wd0'), join(tmp, 'wd1')]
+    const rows = (flip: number) => 'sentence\tlabel\n' + Array.from({length: 8}, (_, i) => `film ${i}\t${(i + (i === 3 ? flip : 0)) % 2}`).join('\n') + '\n'
+    for (const [d, flip] of [[d0, 0], [d1, 1]] as const) {
+      mkdirSync(d)
+      writeFileSync(join(d, 'train.tsv'), rows(flip)) // the same sentences and tokens; one label differs
+      writeFileSync(join(d, 'train.ndjson'), readFileSync(train, 'utf8').replace(/"ids":\[2,(\d+)/, d === d1 ? '"ids":[2,7' : '"ids":[2,$1'))
+    }
+    const jobs = [
+      ['pretrain', 'train.ndjson', ...TINY, '--max-steps', '2', '--batch-size', '4', '--out', 'p'],
+      ['finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', 'train.tsv', '--max-len', '8', '--backend', 'native', '--threads', '1', '--batch-size', '2', '--out', 'g'],
+    ]
+    for (const args of jobs) {
+      const r = run(['mpirun', '--oversubscribe', '-np', '1', '-wdir', d0, 'node', bin, ...args, ':', '-np', '1', '-wdir', d1, 'node', bin, ...args])
+      expect(r.code, r.stderr).not.toBe(0)
+      const lines = r.stderr.split('\n').filter((l) => l.includes('another resolved config or data'))
+      expect(lines, r.stderr).toEqual([`span ${args[0] === 'pretrain' ? 'pretrain' : 'finetune glue'}: rank 1 has another resolved config or data than rank 0; every rank must run the same command on the same data`])
+    }
+  })
+
   it('a rank that fails (rank 0 cannot write its checkpoint) ends the job at once, naming itself', () => {
     mkdirSync(join(tmp, 'blocked'))
     writeFileSync(join(tmp, 'blocked', 'checkpoint-2'), 'x') // a file where rank 0 saves step 2
