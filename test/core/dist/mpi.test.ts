@@ -330,6 +330,7 @@ describe.skipIf(srunWhy !== null)(`Slurm's srun -n 2 --mpi=pmix${srunWhy ? ` (sk
     const r = run(['srun', '-n', '2', '--mpi=none', '-t', '5', 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1', '--batch-size', '8', '--out', join(tmp, 'srun0')])
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/^span pretrain: srun started 2 tasks without a process-management interface \(srun --mpi=none\): .*run srun --mpi=pmix/m)
+    expect(r.stderr).toMatch(/^\[rank 1\] span pretrain: srun started 2 tasks without/m) // each task's line says which it is
     expect(existsSync(join(tmp, 'srun0'))).toBe(false)
   })
 })
