@@ -238,7 +238,8 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(Date.now() - t0).toBeLessThan(60_000)
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/^span pretrain: rank 0 failed: .*blocked\/checkpoint-2: could not save the checkpoint of step 2: .*; ending the job$/m)
-    expect(r.stderr).toContain('MPI_ABORT was invoked on rank 0')
+    // Open MPI's own note; under load its show_help relay sometimes loses it (ORTE_ERROR_LOG: Data unpack would read past end of buffer … show_help.c)
+    expect(r.stderr).toMatch(/MPI_ABORT was invoked on rank 0|ORTE_ERROR_LOG: .*show_help\.c/)
   })
 
   it('SIGINT to mpirun: every rank stops after the same step and rank 0 saves one checkpoint', async () => {
