@@ -125,12 +125,13 @@ export async function runLoop<U, B>(
   const out = new LineWriter(stdoutStream())
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
-    await finetune(
+    const outcome = await finetune(
       a,
       c,
       {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null},
       {out, log, progress: makeProgress(`finetune ${a.task}`), scalars},
     )
+    if (outcome.signal) process.exitCode = outcome.signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
   } finally {
     await scalars.close()
     lock?.release()

@@ -193,4 +193,43 @@ describe('finetune → predict → eval with a tiny model', () => {
     expect(ev.code).toBe(0)
     expect(ev.stdout).toMatch(/^processed 5 tokens with 3 phrases;/)
   })
+
+  it('ner and nli resumed with --keep 1: best/ still gets vocab.txt after the resumed checkpoint is rotated away', () => {
+    const g = file(
+      'r.conll',
+      '-DOCSTART- -X- O O\n\n' + Array.from({length: 6}, (_, i) => `EU NNP I-NP I-ORG\nrejects VBZ I-VP O\nPeter${i} NNP I-NP I-PER\n`).join('\n'),
+    )
+    const n = file(
+      'r.jsonl',
+      Array.from({length: 6}, (_, i) => `{"premise":"a b ${i}","hypothesis":"c","label":"${['neutral', 'entailment', 'contradiction'][i % 3]}"}\n`).join(''),
+    )
+    for (const [task, data] of [
+      ['ner', g],
+      ['nli', n],
+    ]) {
+      const cmd = [
+        'finetune',
+        task,
+        '--preset',
+        'tiny',
+        '--train',
+        data,
+        '--epochs',
+        '2',
+        '--batch-size',
+        '2',
+        '--max-len',
+        '16',
+        '--threads',
+        '1',
+        '--out',
+        join(dir, `${task}-r`),
+      ]
+      expect(span([...cmd, '--stop-at', '1']).code).toBe(0)
+      const r = span([...cmd, '--resume', join(dir, `${task}-r`)]) // best/ at steps 3 and 6, checkpoint-1/ gone after step 3
+      expect(r.code, r.stderr).toBe(0)
+      expect(readdirSync(join(dir, `${task}-r`)).sort()).toEqual(['best', 'checkpoint-6'])
+      expect(readFileSync(join(dir, `${task}-r`, 'best', 'vocab.txt'), 'utf8')).toBe(readFileSync(join(dir, `${task}-r`, 'checkpoint-6', 'vocab.txt'), 'utf8'))
+    }
+  })
 })

@@ -44,12 +44,7 @@ export class DataParallel {
       // openCollective reports the bad variable
     }
     const log = prefixStderr(rank)
-    try {
-      return new DataParallel(openCollective(env).coll, log)
-    } catch (err) {
-      log.dispose()
-      throw err
-    }
+    return new DataParallel(openCollective(env).coll, log) // a failed start ends the process, its error line still prefixed `[rank k]`
   }
 
   get rank(): number {

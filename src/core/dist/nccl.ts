@@ -6,13 +6,16 @@ export function ncclLibrary(env: NodeJS.ProcessEnv = process.env): string {
   return env.SPAN_NCCL_LIB || 'libnccl.so.2'
 }
 
+/** What NCCL is for here, on either line of span doctor (README "Training on many processes"). */
+const AWAITS_CUDA = 'the NCCL engine awaits the cuda backend (data-parallel training uses MPI until then)'
+
 /** NCCL's version when libnccl.so.2 loads, else the one-line reason it does not. */
 export function probeNccl(env: NodeJS.ProcessEnv = process.env): {available: boolean; detail: string} {
   const {addon, error} = loadDistAddon()
   if (!addon) return {available: false, detail: error as string}
   const r = addon.loadNccl(ncclLibrary(env))
-  if (r.startsWith('version ')) return {available: true, detail: `NCCL ${r} (${ncclLibrary(env)}); device all-reduce waits for the cuda backend`}
-  return {available: false, detail: r.startsWith(ncclLibrary(env)) ? r : `${ncclLibrary(env)}: ${r}`}
+  if (r.startsWith('version ')) return {available: true, detail: `NCCL ${r} (${ncclLibrary(env)}); ${AWAITS_CUDA}`}
+  return {available: false, detail: `${r.startsWith(ncclLibrary(env)) ? r : `${ncclLibrary(env)}: ${r}`}; ${AWAITS_CUDA}`}
 }
 
 export const NCCL_UNIQUE_ID_BYTES = 128

@@ -12,7 +12,7 @@ export interface EngineReport {
 export function probeDistEngines(env: NodeJS.ProcessEnv = process.env): EngineReport[] {
   const m = loadMpi(env)
   const mpi: EngineReport = m.addon
-    ? {engine: 'mpi', available: true, detail: `Open MPI (${mpiLibrary(env)}, dlopen); launch with mpirun -np N or srun`}
+    ? {engine: 'mpi', available: true, detail: `Open MPI (${mpiLibrary(env)}, dlopen); launch with mpirun -np N, or srun --mpi=pmix -n N under Slurm`}
     : {engine: 'mpi', available: false, detail: m.error as string}
   return [mpi, {engine: 'nccl', ...probeNccl(env)}]
 }

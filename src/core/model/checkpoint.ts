@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {copyFile, readFile, stat, writeFile} from 'node:fs/promises'
+import {readFile, stat, writeFile} from 'node:fs/promises'
 import {readFileSync} from 'node:fs'
 import {type CheckpointFile, writeFilesAtomically} from '../util/atomic.js'
 import {join, resolve} from 'node:path'
@@ -39,19 +39,40 @@ export const SPECIAL_TOKENS = {unk_token: '[UNK]', sep_token: '[SEP]', pad_token
 export function tokenizerFiles(vocabPath: string, maxLength: number): CheckpointFile[] {
   const config = {tokenizer_class: 'BertTokenizer', do_lower_case: !isCased(vocabPath), model_max_length: maxLength}
   return [
-    {name: VOCAB_FILE, write: (p) => copyFile(vocabPath, p)},
+    {name: VOCAB_FILE, write: (p) => writeFile(p, vocabBytes(vocabPath))},
     {name: TOKENIZER_CONFIG, write: (p) => writeFile(p, JSON.stringify(config, null, 2) + '\n')},
     {name: SPECIAL_TOKENS_MAP, write: (p) => writeFile(p, JSON.stringify(SPECIAL_TOKENS, null, 2) + '\n')},
   ]
 }
 
-/** Cased or not, as loadVocab decides; for a file that is not a full BERT vocabulary, whether any entry has capitals. */
-function isCased(vocabPath: string): boolean {
-  try {
-    return loadVocab(vocabPath).cased
-  } catch {
-    return readFileSync(vocabPath, 'utf-8').split('\n').some((t) => !t.startsWith('[') && t !== t.toLowerCase())
+const vocabCache = new Map<string, Buffer>()
+const casedCache = new Map<string, boolean>()
+
+/**
+ * A vocabulary file's bytes, read once per run: checkpoints write them from memory, so a resumed
+ * run whose vocabulary sits in a checkpoint-STEP/ that --keep rotates away still writes it.
+ */
+export function vocabBytes(path: string): Buffer {
+  let b = vocabCache.get(path)
+  if (!b) {
+    b = readFileSync(path)
+    vocabCache.set(path, b)
   }
+  return b
+}
+
+/** Cased or not, as loadVocab decides; for a file that is not a full BERT vocabulary, whether any entry has capitals (once per run, as vocabBytes). */
+function isCased(vocabPath: string): boolean {
+  let cased = casedCache.get(vocabPath)
+  if (cased === undefined) {
+    try {
+      cased = loadVocab(vocabPath).cased
+    } catch {
+      cased = vocabBytes(vocabPath).toString('utf-8').split('\n').some((t) => !t.startsWith('[') && t !== t.toLowerCase())
+    }
+    casedCache.set(vocabPath, cased)
+  }
+  return cased
 }
 
 /** The files of a model checkpoint: config.json, model.safetensors, vocab.txt and the tokenizer's two JSON files. */

@@ -1,4 +1,3 @@
-import {readFileSync} from 'node:fs'
 import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {type CheckpointFile, SPECIAL_TOKENS, SPECIAL_TOKENS_MAP} from '../model/checkpoint.js'
@@ -116,17 +115,5 @@ export function configFiles(c: FinetuneSettings, state: Record<string, unknown>)
   ]
 }
 
-const vocabCache = new Map<string, Buffer>()
-
-/**
- * A vocabulary file's bytes, read once per run: checkpoints copy them from memory, so a resumed
- * run whose vocabulary sits in a checkpoint-STEP/ that --keep rotates away still writes it.
- */
-export function vocabBytes(path: string): Buffer {
-  let b = vocabCache.get(path)
-  if (!b) {
-    b = readFileSync(path)
-    vocabCache.set(path, b)
-  }
-  return b
-}
+/** A vocabulary file's bytes, read once per run (the model layer's, re-exported for the tasks). */
+export {vocabBytes} from '../model/checkpoint.js'

@@ -15,8 +15,10 @@ import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {writeFilesAtomically} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
+import {sha256Of} from '../util/atomic.js'
 import type {LineWriter} from '../stream/writer.js'
 import type {DevScores, TaskAdapter} from './adapter.js'
+import {withTensorCensus} from './census.js'
 import type {FinetuneSettings} from './finetune-config.js'
 import type {ScalarSink} from './metrics.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
@@ -25,6 +27,7 @@ import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {STREAM, deriveRng, epochOrder} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type FinetuneState, loadFinetuneState, stateFiles} from './finetune-state.js'
+import {watchSignals} from './signals.js'
 import {type MicroBatch, optimiserStep} from './step.js'
 
 export interface FinetuneIO {
@@ -46,7 +49,8 @@ export interface FinetuneRunOptions {
 export interface FinetuneOutcome {
   best: number | null // the best dev metric (null without dev)
   step: number
-  stopped: 'done' | 'stop-at' | 'patience'
+  stopped: 'done' | 'stop-at' | 'patience' | 'signal'
+  signal?: string // SIGINT or SIGTERM, when one ended the run (checkpointed)
 }
 
 /** The schedule: run_classifier's num_train_steps (ceil of units / (batch × accumulate), × epochs) and warm-up proportion. */
@@ -69,6 +73,7 @@ interface Loop<U, B> {
   dropout: Rng
   order: Uint32Array | null // of s.epoch
   dp: DataParallel
+  saved: number // the step of the newest checkpoint-STEP/ this run wrote (-1: none)
 }
 
 /** Trains the adapter's task as the settings say; see the module comment. */
@@ -77,14 +82,15 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
   let failed: unknown
   try {
     const {threads: _threads, ...same} = c
-    dp.checkSame('resolved config or data', {config: same, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
+    const data = dp.size > 1 ? await sha256Of(c.train).catch(() => null) : null // the training file's bytes, not only its name
+    dp.checkSame('resolved config or data', {config: same, data, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
     dp.broadcast(a.params.entries()) // rank 0's parameters (new heads are seeded alike, but one source is simpler to trust)
     const quiet = {
       out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter,
       progress: {start() {}, update() {}, stop() {}},
       scalars: undefined,
     }
-    return await finetuneRank(a, c, o, dp.writes ? io : {...io, ...quiet}, dp)
+    return await finetuneRank(a, c, o, withTensorCensus(dp.writes ? io : {...io, ...quiet}), dp) // SPAN_DEBUG_TENSORS=1: per-step counts
   } catch (err) {
     failed = err
     throw err
@@ -113,7 +119,7 @@ async function finetuneRank<U, B>(
     if (o.resume) dp.checkResumeWorld(s.world, o.resume) // another world size would not continue exactly
     s.world = dp.size
     if (o.resume) io.log(`resuming at step ${s.step} (epoch ${s.epoch + 1}, step ${s.batch} of it)`)
-    const loop: Loop<U, B> = {a, c, io, n, opt, sched, stepsPerEpoch, s, dropout: Rng.fromState(s.dropout_rng), order: null, dp}
+    const loop: Loop<U, B> = {a, c, io, n, opt, sched, stepsPerEpoch, s, dropout: Rng.fromState(s.dropout_rng), order: null, dp, saved: -1}
     return await run(loop, o.stopAt ?? Infinity)
   } finally {
     opt.dispose()
@@ -133,10 +139,15 @@ function freshState(c: FinetuneSettings): FinetuneState {
   }
 }
 
-/** Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. */
+/**
+ * Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. SIGINT
+ * or SIGTERM (any rank's, agreed after every step) ends the run after the current step with a
+ * checkpoint, as pretrain's loop does.
+ */
 async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome> {
   const {c, s} = l
   l.io.progress.start(l.sched.total, s.step)
+  const signal = watchSignals()
   try {
     let window = newWindow()
     while (s.epoch < c.epochs) {
@@ -148,15 +159,18 @@ async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome
       }
       if (s.step >= stopAt) return await stopHere(l)
       await trainStep(l, window)
-      if (s.step % c['log-every'] === 0 || s.batch === l.stepsPerEpoch) window = await logWindow(l, window)
+      const caught = l.dp.agreeStop(signal.caught)
+      if (caught || s.step % c['log-every'] === 0 || s.batch === l.stepsPerEpoch) window = await logWindow(l, window)
       const endOfEpoch = s.batch === l.stepsPerEpoch
       if (endOfEpoch || (c['eval-every'] && s.step % c['eval-every'] === 0)) {
         if ((await evaluation(l)) === 'patience') return {best: s.best, step: s.step, stopped: 'patience'}
       }
       l.io.onStep?.(s.step)
+      if (caught) return await stopBySignal(l, caught)
     }
     return {best: s.best, step: s.step, stopped: 'done'}
   } finally {
+    signal.dispose()
     l.io.progress.stop()
   }
 }
@@ -276,6 +290,7 @@ function savedState<U, B>(l: Loop<U, B>, scores: DevScores | null): Record<strin
 async function saveCheckpoint<U, B>(l: Loop<U, B>, scores: DevScores | null): Promise<void> {
   const dir = checkpointDir(l.c.out, l.s.step)
   await writeFilesAtomically(dir, [...(await l.a.files(savedState(l, scores))), ...(await stateFiles(l.opt, l.s))])
+  l.saved = l.s.step
   await emit(l.io, {step: l.s.step, checkpoint: dir})
   await rotateCheckpoints(l.c.out, l.c.keep ?? 1)
 }
@@ -284,4 +299,12 @@ async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {
   if (l.dp.writes) await saveCheckpoint(l, null)
   l.io.log(`stopped at step ${l.s.step} (--stop-at); continue with --resume ${l.c.out}`)
   return {best: l.s.best, step: l.s.step, stopped: 'stop-at'}
+}
+
+/** A signal's stop: one checkpoint of this step (unless its evaluation just wrote it), rank 0 writing. */
+async function stopBySignal<U, B>(l: Loop<U, B>, signal: string): Promise<FinetuneOutcome> {
+  l.io.log(`${signal} at step ${l.s.step}: saving a checkpoint (a second ${signal} stops without it)`)
+  if (l.dp.writes && l.saved !== l.s.step) await saveCheckpoint(l, null)
+  l.io.log(`saved the checkpoint of step ${l.s.step}; continue with --resume ${l.c.out}`)
+  return {best: l.s.best, step: l.s.step, stopped: 'signal', signal}
 }

@@ -13,6 +13,7 @@ import {checkModelFits} from '../model/size.js'
 import {SpanError} from '../stream/errors.js'
 import type {LineWriter} from '../stream/writer.js'
 import {type FileHook, STATE_FORMAT, type TrainerState, checkTrainerState, saveTrainingCheckpoint} from './checkpointing.js'
+import {withTensorCensus} from './census.js'
 import {TRAIN_CONFIG_FILE, type TrainConfig, resolveWarmup} from './config.js'
 import {type EvalSetup, checkEvalFile, evaluate} from './eval.js'
 import {ExampleMaker} from './examples.js'
@@ -23,6 +24,7 @@ import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
 import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import {type Progress, speedNote} from './progress.js'
+import {watchSignals} from './signals.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
@@ -76,6 +78,7 @@ export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | nul
     run = await setUp(spec, io.log, dp)
     startRanks(run)
     if (!dp.writes) io = {...io, out: quietOut(), progress: quietProgress()}
+    io = withTensorCensus(io) // SPAN_DEBUG_TENSORS=1
     describe(run, io)
     const scalars = io.scalars ?? (await openScalars(dp.writes ? spec.config.tensorboard : null))
     try {
@@ -279,20 +282,6 @@ function newWindow(): {tally: Tally; seconds: number; tokensPerS(): number | nul
   }}
 }
 
-/** Notes SIGINT/SIGTERM instead of dying, once: a second SIGINT has the default effect. */
-function watchSignals(): {caught: string | null; dispose(): void} {
-  const w = {caught: null as string | null, dispose: () => {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
-  }}
-  function onSignal(name: string): void {
-    w.caught = name
-    w.dispose()
-  }
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
-  return w
-}
 
 /** A metrics record, flushed at once: a reader (`| jq`, a plotting script) sees each as it comes; TensorBoard too. */
 async function emit(io: TrainIO, rec: Record<string, unknown>, scalars?: 'train' | 'eval'): Promise<void> {

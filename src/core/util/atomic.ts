@@ -36,7 +36,8 @@ export async function fsyncPath(path: string, flags = 'r'): Promise<void> {
   }
 }
 
-async function sha256Of(path: string): Promise<string> {
+/** A file's SHA-256, read as a stream. */
+export async function sha256Of(path: string): Promise<string> {
   const h = createHash('sha256')
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer)
   return h.digest('hex')

@@ -38,6 +38,13 @@ describe('launchEnv', () => {
     expect(() => openCollective({RANK: '0', WORLD_SIZE: '2', MASTER_ADDR: 'n0'})).toThrow(/start the job with mpirun -np 2 or srun -n 2/)
     expect(openCollective({}).coll.engine).toBe('single')
   })
+
+  it('refuses an srun launch without PMI (--mpi=none), which Open MPI cannot start, naming --mpi=pmix', () => {
+    expect(() => openCollective({SLURM_PROCID: '1', SLURM_NTASKS: '2', SLURM_LOCALID: '1'})).toThrow(
+      "srun started 2 tasks without a process-management interface (srun --mpi=none): Open MPI's ranks find each other through PMIx; run srun --mpi=pmix (or set MpiDefault=pmix in slurm.conf), or mpirun inside salloc or sbatch",
+    )
+    expect(openCollective({SLURM_PROCID: '0', SLURM_NTASKS: '1'}).coll.engine).toBe('single') // srun -n 1: one process, no MPI
+  })
 })
 
 describe('buckets and the gradient sum', () => {
@@ -114,6 +121,8 @@ describe.skipIf(!existsSync(distAddonPath()))('engines whose library is absent',
     expect(mpi.detail).toMatch(/^libmpi-absent\.so\.40: .*cannot open shared object file.*apt-get install openmpi-bin libopenmpi-dev\)$/)
     expect(nccl).toMatchObject({engine: 'nccl', available: false})
     expect(nccl.detail).toMatch(/^libnccl-absent\.so\.2: .*cannot open shared object file/)
+    expect(nccl.detail).toMatch(/; the NCCL engine awaits the cuda backend \(data-parallel training uses MPI until then\)$/)
+    expect(mpi.detail).not.toContain('srun') // a missing MPI says how to install it, not how to launch
     for (const r of [mpi, nccl]) expect(r.detail).not.toContain('\n')
   })
 

@@ -3,7 +3,7 @@
  * `[CLS] a [SEP] (b [SEP])` with its class; batches, predictions and the model come from the
  * GLUE classifier (model/classifier.ts, BERT §4.1), so these tasks add no model code.
  */
-import {copyFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../../data/rng.js'
 import {type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
@@ -20,7 +20,7 @@ import {WORD_EMBEDDINGS} from '../../model/heads.js'
 import {normals} from '../../model/params.js'
 import {type HostTensor, f32Tensor, readSafetensors, toFloat32} from '../../model/safetensors.js'
 import {SpanError} from '../../stream/errors.js'
-import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {type FinetuneSettings, configFiles, vocabBytes} from '../../train/finetune-config.js'
 import {type GlueFeature, collateGlue, truncateSeqPair} from '../glue/features.js'
 import {predictValues} from '../glue/predict.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
@@ -101,5 +101,5 @@ export async function classifierCheckpoint(
   c: FinetuneSettings,
   state: Record<string, unknown>,
 ): Promise<CheckpointFile[]> {
-  return [...(await classifierFiles(model)), {name: VOCAB_FILE, write: (p: string) => copyFile(vocabPath, p)}, ...configFiles(c, state)]
+  return [...(await classifierFiles(model)), {name: VOCAB_FILE, write: (p: string) => writeFile(p, vocabBytes(vocabPath))}, ...configFiles(c, state)]
 }

@@ -5,7 +5,7 @@
  * on the tags written back in the file's scheme; the best checkpoint by F1.
  */
 import * as tf from '@tensorflow/tfjs'
-import {copyFile} from 'node:fs/promises'
+import {copyFile, writeFile} from 'node:fs/promises'
 import {conllCount, conllScores} from '../../metrics/conlleval.js'
 import {join} from 'node:path'
 import {VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
@@ -17,7 +17,7 @@ import {EVAL} from '../../model/layers.js'
 import {BertForTokenClassification, type TokenHostBatch, tokenClassifierFiles} from '../../model/token-classifier.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
-import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {type FinetuneSettings, configFiles, vocabBytes} from '../../train/finetune-config.js'
 import {SPAN_FT_DICT_FILE, shuffleSpans, spanIndex} from '../../model/span-index.js'
 import {Rng} from '../../util/rng.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'
@@ -175,7 +175,7 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
     higherIsBetter: true,
     files: async (state) => [
       ...(await tokenClassifierFiles(run.model)),
-      {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)},
+      {name: VOCAB_FILE, write: (p: string) => writeFile(p, vocabBytes(run.vocabPath))}, // from memory: a resumed run's vocab.txt sits in a checkpoint that rotation removes
       ...configFiles(c, state),
       ...(c.dict ? [{name: SPAN_FT_DICT_FILE, write: (p: string) => copyFile(c.dict as string, p)}] : []),
     ],
