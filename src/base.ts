@@ -1,12 +1,12 @@
 import {Command, Flags, type Interfaces} from '@oclif/core'
 import {createWriteStream} from 'node:fs'
 import {open, rename, rm, stat} from 'node:fs/promises'
-import {basename, dirname, join} from 'node:path'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
 import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir} from './core/util/lock.js'
+import {outputTarget} from './core/util/target.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
@@ -83,7 +83,8 @@ export async function openOutput(path: string, onFail?: (err: Error) => void): P
     return {name: 'stdout', writer, finish: () => writer.end(), publish: async () => {}, abort: async () => {}}
   }
   if ((await stat(path).catch(() => null))?.isDirectory()) throw new SpanError(`${path}: is a directory (EISDIR); give a file name`)
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}`)
+  const target = await outputTarget(path) // a device or FIFO (-o /dev/null) is written in place, never renamed over
+  const tmp = target.direct ? target.path : target.tmp
   const fh = await open(tmp, 'w').catch((err) => {
     throw fsError(err, path)
   })
@@ -96,12 +97,14 @@ export async function openOutput(path: string, onFail?: (err: Error) => void): P
       await writer.end()
       if (writer.failure) throw writer.failure // kept: a partly written file must not land
       await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())))
-      await fsyncPath(tmp)
+      if (!target.direct) await fsyncPath(tmp)
     },
-    publish: () => rename(tmp, path).catch((err) => Promise.reject(fsError(err, path))),
+    publish: async () => {
+      if (!target.direct) await rename(tmp, target.path).catch((err) => Promise.reject(fsError(err, path)))
+    },
     abort: async () => {
       stream.destroy()
-      await rm(tmp, {force: true})
+      if (!target.direct) await rm(tmp, {force: true})
     },
   }
 }

@@ -7,6 +7,7 @@ import {constants} from 'node:fs'
 import {access, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {outputTarget} from '../util/target.js'
 
 function fsReason(err: unknown): string {
   const code = (err as {code?: string}).code
@@ -39,12 +40,13 @@ export async function checkChartPath(path: string, flag = '--svg'): Promise<void
 
 /** Written to a temporary name, then renamed: the chart appears whole or not at all. */
 export async function writeChartFile(path: string, text: string, flag = '--svg'): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`
+  const target = await outputTarget(path, (base) => `${base}.tmp-${process.pid}`)
+  const tmp = target.direct ? null : target.tmp
   try {
-    await writeFile(tmp, text)
-    await rename(tmp, path)
+    await writeFile(tmp ?? target.path, text)
+    if (tmp) await rename(tmp, target.path)
   } catch (err) {
-    await rm(tmp, {force: true}).catch(() => {})
+    if (tmp) await rm(tmp, {force: true}).catch(() => {})
     throw new SpanError(`${flag} ${path}: cannot write (${fsReason(err)})`)
   }
 }

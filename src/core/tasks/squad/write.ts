@@ -5,16 +5,18 @@
  */
 import {rename, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
+import {outputTarget} from '../../util/target.js'
 import type {NbestEntry, QuestionPrediction} from './decode.js'
 
 /** Writes JSON (indent 4, as run_squad) to `path` through a temporary file in the same folder. */
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`
+  const target = await outputTarget(path, (base) => `${base}.tmp-${process.pid}`)
+  const tmp = target.direct ? null : target.tmp
   try {
-    await writeFile(tmp, JSON.stringify(value, null, 4) + '\n')
-    await rename(tmp, path)
+    await writeFile(tmp ?? target.path, JSON.stringify(value, null, 4) + '\n')
+    if (tmp) await rename(tmp, target.path)
   } catch (err) {
-    await rm(tmp, {force: true})
+    if (tmp) await rm(tmp, {force: true})
     throw err
   }
 }
