@@ -46,7 +46,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneGlue)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const task = glueTask(flags.task)

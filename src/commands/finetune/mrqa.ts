@@ -31,7 +31,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneMrqa)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

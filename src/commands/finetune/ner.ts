@@ -28,7 +28,7 @@ checkpoint by F1 goes to --out/best.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNer)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))

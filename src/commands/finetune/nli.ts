@@ -26,7 +26,7 @@ span finetune glue.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNli)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const train = readNliFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readNliFile(flags.dev, {requireLabel: true}) : null
     if (train.examples.length === 0) throw new SpanError(`${flags.train}: no labelled pairs`)

@@ -13,11 +13,11 @@ export interface JsonRecord {
   line: number
 }
 
-/** A whole file as text; gzip (by its magic bytes) is inflated; a BOM is dropped. */
+/** A whole file as text (`-`: stdin); gzip (by its magic bytes) is inflated; a BOM is dropped. */
 export function readTaskText(path: string): string {
   let bytes: Buffer
   try {
-    bytes = readFileSync(path)
+    bytes = readFileSync(path === '-' ? 0 : path)
   } catch (err) {
     const code = (err as {code?: string}).code
     throw new SpanError(`${path}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`}`)
