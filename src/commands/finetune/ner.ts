@@ -1,8 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {SpanError} from '../../core/stream/errors.js'
-import {type TagScheme, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
+import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {type NerFinetuneConfig, nerAdapter, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
@@ -33,8 +32,7 @@ checkpoint by F1 goes to --out/best.`
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))
     const labels = nerLabels(train.sentences)
-    const unknown = dev && nerLabels(dev.sentences).find((l) => !labels.includes(l))
-    if (unknown) throw new SpanError(`${flags.dev}: tag type ${unknown.slice(2)} does not occur in ${flags.train}`)
+    if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels}
     log(`config: ${JSON.stringify(config)}`)
