@@ -110,7 +110,8 @@ export function inScheme(iob2: string[], scheme: TagScheme): string[] {
 export function checkTagTypes(f: ConllFile, labels: readonly string[], trainSource: string): void {
   for (const s of f.sentences)
     (s.tags ?? []).forEach((t, w) => {
-      if (t !== 'O' && !labels.includes(`I-${t.slice(2)}`)) throw errorAt(f.source, f.lines[s.lines[w]].line, `tag type ${t.slice(2)} does not occur in ${trainSource}`)
+      if (t !== 'O' && !labels.includes(`I-${t.slice(2)}`))
+        throw errorAt(f.source, f.lines[s.lines[w]].line, `tag type ${t.slice(2)} does not occur in ${trainSource}`)
     })
 }
 
