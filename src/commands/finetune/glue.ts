@@ -1,18 +1,18 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {BertForSequenceClassification, type HeadConfig, loadClassifier} from '../../core/model/classifier.js'
-import {type BertConfig, type PresetName, presetConfig} from '../../core/model/config.js'
-import {spanFtExtraParams} from '../../core/model/span-ft.js'
+import {spanFtSettings} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
-import {GLUE_TASK_NAMES, type GlueTask, glueTask} from '../../core/tasks/glue/tasks.js'
-import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
+import {glueModel, paramsLine} from '../../core/tasks/glue/model.js'
+import {glueSpanFt, shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
+import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
+import {type GlueFinetuneConfig, SPAN_FT_KEYS, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import type {Vocab} from '../../core/text/vocab.js'
 import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {glueSpanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
 
@@ -23,9 +23,12 @@ the pooled [CLS] vector → dropout → classifier Linear(H→C) (BERT §4.1, Hu
 STS-B is regression (mean squared error), the others softmax cross-entropy. The fine-tuning loop every task shares:
 AdamW (β 0.9/0.999, ε 1e-8, weight decay except biases and LayerNorm), linear warm-up over --warmup-proportion then
 linear decay, clipping at --clip, --accumulate micro-batches per step, dev scored at each epoch's end (and every
---eval-every steps). --span-ft --dict D adds Span Fine-tuning (Bao et al. §3): sentences segmented with the n-gram
-dictionary (span segment-ngrams --build) into at most --max-spans spans of at most --max-span-tokens tokens, a
-Conv1d+max-pool over each span's tokens and another over the spans, concatenated with the pooled [CLS] vector.
+--eval-every steps). --span-ft --dict D adds Span Fine-tuning (Bao et al. §3) as its reference code computes it:
+each sentence segmented with the n-gram dictionary, [CLS] and [SEP]s one-token spans, spans counted per sentence,
+r spans of l tokens; Conv1d(kernel 3, padding 0) → ReLU → max-pool → dropout over each span's tokens, the same
+over the spans, s concatenated with [CLS]'s raw vector (--span-ft-cls). r and l default to the reference's
+run_glue.sh (r 48–128 by task, l 16), not the paper's text (r 16, l 64/128: --span-ft-defaults paper), because the
+scripts are what its results ran; --segmentation random|none gives the paper's ablations.
 stdout: {step, epoch, loss, lr, grad_norm, tokens_per_s} every --log-every steps; {"split":"dev", epoch, step,
 <the task's metrics>, score, best}; {step, checkpoint}. --out DIR receives best/ (by the task's score; the latest
 without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
@@ -38,67 +41,36 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     task: Flags.string({description: `GLUE task (${GLUE_TASK_NAMES.join(', ')}; case and hyphens ignored)`, required: true}),
     train: Flags.string({description: 'training TSV (as distributed in glue_data/<TASK>/train.tsv)', required: true}),
     dev: Flags.string({description: 'dev TSV: scored at each evaluation; the best score is kept in best/'}),
-    'span-ft': Flags.boolean({description: 'Span Fine-tuning (Bao et al. §3): the span CNN beside [CLS]', dependsOn: ['dict']}),
-    dict: Flags.string({description: 'n-gram dictionary (span segment-ngrams --build) for --span-ft'}),
-    'max-spans': Flags.integer({description: 'r: spans per example (§4.1: 16)', default: 16, min: 1}),
-    'max-span-tokens': Flags.integer({description: 'l: tokens per span', default: 8, min: 1}),
+    ...glueSpanFtFlags(),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneGlue)
     const src = await modelSource(flags, log)
+    const seg = flags.segmentation as 'dict' | 'random' | 'none'
     if (flags.dict && !flags['span-ft']) throw new SpanError('--dict is for --span-ft')
+    if (flags['span-ft'] && !flags.dict && seg !== 'none') throw new SpanError('--span-ft needs --dict (or --segmentation none)')
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const task = glueTask(flags.task)
-    const dict = flags['span-ft'] ? await readNgramDict(await openSource(flags.dict as string)) : null
+    const dict = flags['span-ft'] && flags.dict ? await readNgramDict(await openSource(flags.dict)) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
-    const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), 'span-ft': flags['span-ft'], dict: flags.dict ?? null, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens']}
-    const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict})
-    const train = await readGlueFeatures(flags.train, task, fz)
+    const sf = flags['span-ft'] ? glueSpanFt({task: task.name, defaults: flags['span-ft-defaults'] as 'reference', maxSpans: flags['max-spans'], maxSpanTokens: flags['max-span-tokens'],
+      padding: Number(flags['span-ft-padding']) as 0 | 1, cls: flags['span-ft-cls'] as 'raw', segmentation: seg, maxLen: flags['max-len']}) : null
+    const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), 'span-ft': flags['span-ft'], dict: flags.dict ?? null, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0,
+      ...(sf ? {'span-ft-defaults': flags['span-ft-defaults'], 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: seg} : {})}
+    const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !cased}), {maxLen: config['max-len'], dict, spanFt: sf && spanFtSettings(sf)})
+    const read = await readGlueFeatures(flags.train, task, fz)
+    const train = seg === 'random' && sf ? shuffleTrainSpans(read, config.seed) : read
     const dev = flags.dev ? await readGlueFeatures(flags.dev, task, fz) : null
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
-    const model = await loadModel(src.dir, flags.preset, config, task, vocab)
+    const model = await glueModel({dir: src.dir, preset: flags.preset, task, vocab, maxLen: config['max-len'], seed: config.seed, spanFt: sf, log})
     try {
       log(`config: ${JSON.stringify(config)}`)
-      logParams(model)
-      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, ['span-ft', 'max-spans', 'max-span-tokens'])
+      log(paramsLine(model))
+      await runLoop(glueAdapter({config, task, model, padId: vocab.special.pad, vocabPath: vocab.info.path, train, dev}), config, src, flags, log, [...SPAN_FT_KEYS])
     } finally {
       model.dispose()
       lock.release()
     }
   }
-}
-
-/** The model to fine-tune (a checkpoint's, else a fresh --preset one), checked against the vocabulary and --max-len. */
-async function loadModel(dir: string | null, preset: string | undefined, c: GlueFinetuneConfig, task: GlueTask, vocab: Vocab): Promise<BertForSequenceClassification> {
-  const span_ft = c['span-ft'] ? {max_spans: c['max-spans'], max_span_tokens: c['max-span-tokens']} : null
-  const head: HeadConfig = {num_labels: task.labels ? task.labels.length : 1, labels: task.labels ? [...task.labels] : [], finetuning_task: task.name, span_ft}
-  let model: BertForSequenceClassification
-  if (dir) {
-    const loaded = await loadClassifier(dir, head, c.seed)
-    model = loaded.model
-    if (loaded.initialised.length) log(`initialised ${loaded.initialised.join(', ')}`)
-    if (loaded.ignored.length) log(`ignored ${loaded.ignored.length} checkpoint tensors (${loaded.ignored.slice(0, 3).join(', ')}${loaded.ignored.length > 3 ? ', …' : ''})`)
-  } else {
-    const config: BertConfig = presetConfig(preset as PresetName, vocab.tokens.length, {pad_token_id: vocab.special.pad, max_position_embeddings: Math.max(512, c['max-len'])})
-    model = BertForSequenceClassification.init(config, head, c.seed)
-  }
-  const m = model.config
-  const why = c['max-len'] > m.max_position_embeddings ? `--max-len ${c['max-len']} exceeds ${dir ?? 'the model'}'s ${m.max_position_embeddings} positions (max_position_embeddings)`
-    : vocab.tokens.length > m.vocab_size ? `${vocab.info.path} has ${vocab.tokens.length} entries, ${dir ?? 'the model'} only ${m.vocab_size} (vocab_size)` : null
-  if (why) {
-    model.dispose()
-    throw new SpanError(why)
-  }
-  return model
-}
-
-function logParams(model: BertForSequenceClassification): void {
-  const total = model.params.size()
-  if (!model.head.span_ft) {
-    log(`${total} parameters`)
-    return
-  }
-  const x = spanFtExtraParams(model.config.hidden_size, model.head.num_labels)
-  log(`${total} parameters; Span Fine-tuning adds ${x.total} (convolutions ${x.convs}, classifier ${x.classifier}), ${((100 * x.total) / total).toFixed(2)}% of the model`)
 }

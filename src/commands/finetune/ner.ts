@@ -2,7 +2,9 @@ import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
-import {type NerFinetuneConfig, nerAdapter, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
+import {openSource} from '../../core/stream/lines.js'
+import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits} from '../../core/tasks/ner/train.js'
+import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {finetuneFlags, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
 
@@ -15,7 +17,12 @@ tags IOB1 or IOB2 (--scheme, default detected), and trains a token classifier (B
 in IOB2, sits on its first sub-token, the other sub-tokens are ignored by the loss. Sentences longer than
 --max-len are cut into windows that move by --stride sub-tokens; each word is labelled in the window where it
 has the most context. Dev is scored by conlleval (2004-01-26) on the tags in the file's scheme; the best
-checkpoint by F1 goes to --out/best.`
+checkpoint by F1 goes to --out/best.
+--span-ft --dict D adds Span Fine-tuning's token-level variant (Bao et al. §5.4): each sentence is segmented
+with the n-gram dictionary (as the reference's MultiTokenizer.tokenize), [CLS] and [SEP] are one-token spans,
+a Conv1d(H→H, kernel 3, padding 1) → ReLU → dropout runs over each span's first --max-span-tokens sub-tokens
+(no pooling), and each token's output is concatenated after its hidden state before the classifier (2H inputs).
+Defaults are run_ner.py's (BAORONGZHOU/span-fine-tuning: max_chunk_number 64, max_chunk_len 16).`
   static override examples = ['span finetune ner --init ckpt --train eng.train --dev eng.testa --out ner-run']
   static override flags = {
     ...finetuneFlags({lr: 5e-5, maxLen: 128, minLen: 8, unit: 'window'}),
@@ -23,6 +30,10 @@ checkpoint by F1 goes to --out/best.`
     dev: Flags.string({description: 'dev CoNLL file (eng.testa), scored at each evaluation'}),
     scheme: Flags.string({description: 'tag scheme of the files (default: detected from --train)', options: ['iob1', 'iob2']}),
     stride: Flags.integer({description: 'sub-tokens a window moves over a long sentence', default: 64, min: 1}),
+    'span-ft': Flags.boolean({description: "Span Fine-tuning's token-level variant (Bao et al. §5.4)", dependsOn: ['dict']}),
+    dict: Flags.string({description: "n-gram dictionary for --span-ft (ours, the reference's JSON, or ngram<TAB>count lines)", dependsOn: ['span-ft']}),
+    'max-spans': Flags.integer({description: "r: spans per sentence with [CLS] and [SEP] (run_ner.py's max_chunk_number)", default: 64, min: 4}),
+    'max-span-tokens': Flags.integer({description: "l: sub-tokens per span (run_ner.py's max_chunk_len)", default: 16, min: 1}),
   }
 
   async run(): Promise<void> {
@@ -34,19 +45,27 @@ checkpoint by F1 goes to --out/best.`
     const labels = nerLabels(train.sentences)
     if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
-    const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels}
+    const sf = flags['span-ft']
+      ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens']}
+      : {}
+    const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels, ...sf}
+    const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
-    const trainUnits = nerUnits(train, labels, tokenizer, config['max-len'], config.stride)
-    const devUnits = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride) : null
+    const trainUnits = nerUnits(train, labels, tokenizer, config['max-len'], config.stride, segs)
+    const devUnits = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride, segs) : null
     log(`${train.sentences.length} sentences (${scheme}), ${trainUnits.length} windows, ${labels.length} labels`)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
-    const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft: null}
+    const span_ft = segs ? nerSpanFt(flags['max-spans'], flags['max-span-tokens']) : null
+    const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {
       await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, [
         'scheme',
         'stride',
+        'span-ft',
+        'max-spans',
+        'max-span-tokens',
       ])
     } finally {
       model.dispose()

@@ -5,6 +5,7 @@ import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {checkpointVocab} from '../../core/model/checkpoint.js'
 import {type HeadConfig, headFromJson, loadClassifier, readConfigJson} from '../../core/model/classifier.js'
+import {spanFtSettings} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
@@ -44,9 +45,10 @@ temporary name and renamed when complete.`
     const task = glueTask(flags.task ?? head.finetuning_task)
     checkHead(task, head, dir)
     const maxLen = flags['max-len'] ?? savedNumber(saved, 'max-len', 128)
-    const dict = head.span_ft ? await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))) : null
+    const sf = head.span_ft ? spanFtSettings(head.span_ft) : null
+    const dict = sf && sf.segmentation !== 'none' ? await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))) : null
     const vocab = loadVocab(await checkpointVocab(dir, flags.vocab))
-    const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !vocab.cased}), {maxLen, dict})
+    const fz = new GlueFeaturizer(task, new WordPieceTokenizer(vocab, {lowercase: !vocab.cased}), {maxLen, dict, spanFt: sf})
     const src = await openSource(flags.data)
     const {examples} = await readGlueFile(src, task)
     const features = examples.map((ex) => fz.feature(ex))
@@ -67,5 +69,5 @@ temporary name and renamed when complete.`
 function checkHead(task: GlueTask, head: HeadConfig, dir: string): void {
   const want = task.labels ? task.labels.length : 1
   if (head.num_labels !== want) throw new SpanError(`${dir} has ${head.num_labels} outputs, ${task.name} needs ${want} (fine-tuned on another task?)`)
-  if (head.span_ft && !existsSync(join(dir, SPAN_FT_DICT_FILE))) throw new SpanError(`${dir}: a Span Fine-tuning model without its dictionary ${SPAN_FT_DICT_FILE}`)
+  if (head.span_ft && head.span_ft.segmentation !== 'none' && !existsSync(join(dir, SPAN_FT_DICT_FILE))) throw new SpanError(`${dir}: a Span Fine-tuning model without its dictionary ${SPAN_FT_DICT_FILE}`)
 }

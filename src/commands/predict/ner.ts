@@ -3,7 +3,12 @@ import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
+import {readConfigJson} from '../../core/model/classifier.js'
+import {SPAN_FT_DICT_FILE} from '../../core/model/span-index.js'
+import type {SpanFtConfig} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
+import {openSource} from '../../core/stream/lines.js'
+import {readNgramDict} from '../../core/text/ngrams.js'
 import {type TagScheme, readConllFile} from '../../core/tasks/ner/read.js'
 import {type NerFinetuneConfig, nerModel, nerUnits, predictTags} from '../../core/tasks/ner/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
@@ -30,9 +35,12 @@ reads beside the gold file. A file output appears only when complete.`
     const maxLen = flags['max-len'] ?? c['max-len']
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const file = readConllFile(flags.data, {labeled: false})
-    const units = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride)
+    const {json} = await readConfigJson(dir)
+    const span_ft = (json.span_ft ?? null) as SpanFtConfig | null
+    const segs = span_ft ? {dict: await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))), r: span_ft.max_spans} : null
+    const units = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride, segs)
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft: null}
+    const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {})
     try {
       const tags = await predictTags(model, file, units, c.labels, (flags.scheme as TagScheme | undefined) ?? c.scheme, flags['batch-size'], vocab.special.pad)

@@ -3,8 +3,10 @@
  * BertForSequenceClassification): the encoder, the pooler tanh(dense(h[CLS])), dropout, then
  * `classifier` Linear(H→C). C = 1 is regression (STS-B) with a mean-squared-error loss, else
  * softmax cross-entropy averaged over the batch. With Span Fine-tuning (Bao et al. §3.2) the
- * span CNN's sentence vector s is concatenated with the pooled [CLS] vector and the classifier
- * takes 2H inputs (weight [C, 2H]: columns 0..H−1 see [CLS], H..2H−1 see s).
+ * span CNN's sentence vector s is concatenated with [CLS]'s vector (`span_ft.cls`: raw t₁ as
+ * §3.2 writes s* = s ◇ t₁, or the pooler's output, which the reference's PASent concatenates
+ * under --do_concat) and the classifier takes 2H inputs (weight [C, 2H]: columns 0..H−1 see
+ * [CLS], H..2H−1 see s); with `cls: 'none'` (the reference's run_glue.sh, no --do_concat) s alone.
  */
 import * as tf from '@tensorflow/tfjs'
 import {readFile, writeFile} from 'node:fs/promises'
@@ -20,7 +22,7 @@ import {crossEntropySum} from './loss.js'
 import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {type HostTensor, writeSafetensors} from './safetensors.js'
 import {readWeights} from './weights.js'
-import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSpecs} from './span-ft.js'
+import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSettings, spanFtSpecs} from './span-ft.js'
 
 export const CLASSIFIER = 'classifier'
 
@@ -42,7 +44,7 @@ export interface ClsHostBatch extends EncoderHostBatch {
 
 export class BertForSequenceClassification {
   static specs(c: BertConfig, h: HeadConfig): ParamSpec[] {
-    const inputs = h.span_ft ? 2 * c.hidden_size : c.hidden_size
+    const inputs = h.span_ft && spanFtSettings(h.span_ft).cls !== 'none' ? 2 * c.hidden_size : c.hidden_size
     return [
       ...BertEncoder.specs(c), ...BertPooler.specs(c),
       ...linearSpecs(CLASSIFIER, inputs, h.num_labels),
@@ -70,13 +72,19 @@ export class BertForSequenceClassification {
     const ids = tf.tensor2d(b.ids, [b.B, b.T], 'int32')
     const segments = tf.tensor2d(b.segments, [b.B, b.T], 'int32')
     const h = this.encoder.forward(ids, segments, tf.tensor2d(b.mask, [b.B, b.T]), ctx) // [B, T, H]
-    let x = this.pooler.forward(h) // [B, H]
-    if (this.head.span_ft) {
-      if (!b.spans) throw new Error('a Span Fine-tuning model needs the batch\'s span index')
-      x = tf.concat([x, spanFtForward(this.params, h, b.spans)], 1) // [B, 2H] = [CLS] ◇ s
-    }
+    const x = this.head.span_ft ? this.withSpans(h, b, this.head.span_ft, ctx) : this.pooler.forward(h) // [B, H or 2H]
     const dropped = dropout(x, this.config.hidden_dropout_prob, ctx) // [B, H or 2H]
     return linear(this.params, CLASSIFIER, dropped) as tf.Tensor2D // [B, C]
+  }
+
+  /** [CLS] ◇ s [B, 2H] (or s [B, H]) of Span Fine-tuning (§3.2). */
+  private withSpans(h: tf.Tensor3D, b: ClsHostBatch, sf: SpanFtConfig, ctx: ForwardContext): tf.Tensor2D {
+    if (!b.spans) throw new Error('a Span Fine-tuning model needs the batch\'s span index')
+    const s = spanFtForward(this.params, h, b.spans, sf, this.config.hidden_dropout_prob, ctx) // [B, H]
+    const cls = spanFtSettings(sf).cls
+    if (cls === 'none') return s
+    const t1 = cls === 'raw' ? (h.slice([0, 0, 0], [h.shape[0], 1, h.shape[2]]).reshape([h.shape[0], h.shape[2]]) as tf.Tensor2D) : this.pooler.forward(h) // [B, H]
+    return tf.concat([t1, s], 1) as tf.Tensor2D // [B, 2H]
   }
 
   /** Mean cross-entropy, or mean squared error for regression (call inside tf.tidy). */

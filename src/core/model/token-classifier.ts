@@ -3,6 +3,9 @@
  * the encoder's last hidden states → dropout → `classifier` Linear(H→C) at every position. The
  * loss is the cross-entropy averaged over the positions that carry a label (label ≥ 0: each
  * word's first sub-token); the others (-1) are ignored, as PyTorch's ignore_index.
+ * With Span Fine-tuning's token-level variant (Bao et al. §5.4; docs/algorithms.md#span-fine-tuning)
+ * each token's span-CNN vector is concatenated after its hidden state (BAORONGZHOU/span-fine-tuning
+ * @bca4358, modeling.py LaSAForNER.forward under --do_concat) and the classifier takes 2H inputs.
  */
 import * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
@@ -17,20 +20,24 @@ import {crossEntropySum} from './loss.js'
 import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {Rng} from '../data/rng.js'
 import {type HostTensor, writeSafetensors} from './safetensors.js'
+import {type SpanIndex, spanFtSpecs, spanFtTokenForward} from './span-ft.js'
 
 /** A padded batch with a label per position (-1: ignored). */
 export interface TokenHostBatch extends EncoderHostBatch {
   labels: Int32Array | null // [B·T]
+  /** the span index (with token slots) of a Span Fine-tuning model */
+  spans?: SpanIndex | null
 }
 
 export class BertForTokenClassification {
-  static specs(c: BertConfig, numLabels: number): ParamSpec[] {
-    return [...BertEncoder.specs(c), ...linearSpecs(CLASSIFIER, c.hidden_size, numLabels)]
+  static specs(c: BertConfig, numLabels: number, spanFt = false): ParamSpec[] {
+    const inputs = spanFt ? 2 * c.hidden_size : c.hidden_size
+    return [...BertEncoder.specs(c), ...linearSpecs(CLASSIFIER, inputs, numLabels), ...(spanFt ? spanFtSpecs(c.hidden_size, 'token') : [])]
   }
 
   static init(c: BertConfig, h: HeadConfig, seed: number): BertForTokenClassification {
     const params = new ParamStore()
-    initParams(params, BertForTokenClassification.specs(c, h.num_labels), c.initializer_range, new Rng(seed))
+    initParams(params, BertForTokenClassification.specs(c, h.num_labels, h.span_ft !== null), c.initializer_range, new Rng(seed))
     return new BertForTokenClassification(c, h, params)
   }
 
@@ -43,7 +50,14 @@ export class BertForTokenClassification {
     seed: number,
   ): {model: BertForTokenClassification; initialised: string[]} {
     const fits = (spec: ParamSpec, t: HostTensor) => t.shape.length === spec.shape.length && t.shape.every((d, i) => d === spec.shape[i])
-    const {params, initialised} = paramsFromTensors(BertForTokenClassification.specs(c, h.num_labels), raw, source, seed, c.initializer_range, fits)
+    const {params, initialised} = paramsFromTensors(
+      BertForTokenClassification.specs(c, h.num_labels, h.span_ft !== null),
+      raw,
+      source,
+      seed,
+      c.initializer_range,
+      fits,
+    )
     return {model: new BertForTokenClassification(c, h, params), initialised}
   }
 
@@ -58,11 +72,17 @@ export class BertForTokenClassification {
   }
 
   /** Logits [B·T, C] (call inside tf.tidy). */
-  forward(b: EncoderHostBatch, ctx: ForwardContext): tf.Tensor2D {
+  forward(b: TokenHostBatch, ctx: ForwardContext): tf.Tensor2D {
     const ids = tf.tensor2d(b.ids, [b.B, b.T], 'int32')
     const segments = tf.tensor2d(b.segments, [b.B, b.T], 'int32')
     const h = this.encoder.forward(ids, segments, tf.tensor2d(b.mask, [b.B, b.T]), ctx) // [B, T, H]
-    const x = dropout(h.reshape([b.B * b.T, this.config.hidden_size]), this.config.hidden_dropout_prob, ctx) // [B·T, H]
+    const rate = this.config.hidden_dropout_prob
+    let t = h.reshape([b.B * b.T, this.config.hidden_size]) as tf.Tensor2D // [B·T, H]
+    if (this.head.span_ft) {
+      if (!b.spans) throw new Error("a Span Fine-tuning model needs the batch's span index")
+      t = tf.concat([t, spanFtTokenForward(this.params, h, b.spans, rate, ctx)], 1) // [B·T, 2H] = t ◇ span
+    }
+    const x = dropout(t, rate, ctx) // [B·T, H or 2H]
     return linear(this.params, CLASSIFIER, x) as tf.Tensor2D // [B·T, C]
   }
 

@@ -15,6 +15,7 @@ import {BasicScanner} from './basic.js'
 import type {Rng} from '../util/rng.js'
 import {errorAt} from '../stream/errors.js'
 import {readLines, type Source} from '../stream/lines.js'
+import {type DictLineReader, dictReaderFor} from './ngram-formats.js'
 
 export const DICT_MAGIC = '#span-ngrams v1'
 
@@ -86,6 +87,31 @@ export class NgramDict {
     return out
   }
 
+  /**
+   * The segmentation Span Fine-tuning's reference code computes (BAORONGZHOU/span-fine-tuning
+   * @bca4358, data_process/dense_sent_tokenization.py MultiTokenizer.tokenize): from the left, the
+   * longest dictionary n-gram of n = max_n … 2 words, else one word; near the end the window
+   * shrinks to n_words − 1 − i and stays shrunk, so an n-gram ending at the last word is found
+   * only from the position where the full window first reaches the end (its behaviour, kept).
+   */
+  segmentAsReference(words: readonly string[]): Segment[] {
+    const out: Segment[] = []
+    let maxN = this.meta.maxN
+    for (let i = 0; i < words.length; ) {
+      if (i + maxN > words.length) maxN = words.length - 1 - i
+      let n = 1
+      for (let len = maxN; len >= 2; len--) {
+        if (this.keys.has(words.slice(i, i + len).join(' '))) {
+          n = len
+          break
+        }
+      }
+      out.push([i, i + n])
+      i += n
+    }
+    return out
+  }
+
   /** Length of the longest dictionary n-gram starting at word i, or 1. */
   private longestAt(words: readonly string[], punct: readonly boolean[], i: number): number {
     let room = 0 // words from i before the sentence end or a punctuation word
@@ -95,18 +121,32 @@ export class NgramDict {
   }
 }
 
-/** Reads and checks a dictionary file: header, `ngram\tcount` rows, the entry count. */
+/**
+ * Reads and checks a dictionary file. The first line tells the format: our header (then
+ * `ngram\tcount` rows and the entry count checked), a JSON object (the reference's
+ * `{ngram: count}`), or else plain `ngram\tcount` rows without a header (./ngram-formats.ts).
+ */
 export async function readNgramDict(src: Source): Promise<NgramDict> {
   let meta: DictMeta | null = null
+  let other: DictLineReader | null = null
   const keys = new Set<string>()
   let rows = 0
   for await (const {text, no} of readLines(src)) {
+    if (no === 1 && !text.startsWith('#span-ngrams')) other = dictReaderFor(text, src.name)
+    if (other) {
+      other.add(text, no)
+      continue
+    }
     if (meta === null) {
       meta = parseHeaderLine(text, src.name)
       continue
     }
     keys.add(parseRow(text, no, meta, src.name))
     rows++
+  }
+  if (other) {
+    const c = other.result()
+    return new NgramDict({maxN: c.maxN, minCount: c.minCount, maxSize: null, entries: c.keys.size}, c.keys)
   }
   if (meta === null) throw errorAt(src.name, 1, 'not a span n-gram dictionary: empty file')
   if (rows !== meta.entries) throw errorAt(src.name, rows + 1, `dictionary truncated or padded: the header says ${meta.entries} entries, the file has ${rows}`)

@@ -120,7 +120,10 @@ function handIndex(T: number): SpanIndex {
   return {r, l, positions, mask}
 }
 
-describe('spanFtForward', () => {
+/** The module's earlier behaviour (kept for checkpoints saved with it): padding 1, masked pools. */
+const MASKED = {max_spans: 3, max_span_tokens: 2, padding: 1 as const, pool: 'masked' as const}
+
+describe('spanFtForward, masked (checkpoints saved before padding 0)', () => {
   const H = 4
   const T = 6
   it('gives one H-vector per row, equal to the loop reference (padding and empty spans included)', () => {
@@ -128,7 +131,7 @@ describe('spanFtForward', () => {
     const p = spanStore(H, rng)
     const h = randomTensor([2, T, H], rng)
     const idx = handIndex(T)
-    const s = tf.tidy(() => spanFtForward(p, h as tf.Tensor3D, idx))
+    const s = tf.tidy(() => spanFtForward(p, h as tf.Tensor3D, idx, MASKED))
     expect(s.shape).toEqual([2, H])
     const arr = (n: string) => p.get(`span_ft.${n}`).arraySync() as never
     const want = spanFtLoop(h.arraySync() as number[][][], idx, {tw: arr('token_conv.weight'), tb: arr('token_conv.bias'), sw: arr('span_conv.weight'), sb: arr('span_conv.bias')})
@@ -145,11 +148,11 @@ describe('spanFtForward', () => {
     const idx = handIndex(T)
     // row 1 uses tokens 1, 2 only: change tokens 0, 3, 4, 5 of row 1 and the [CLS] of row 0
     const noise = tf.tensor3d(Array.from({length: 2}, (_, b) => Array.from({length: T}, (_, t) => new Array(H).fill((b === 1 && t !== 1 && t !== 2) || (b === 0 && t === 0) ? 50 : 0))))
-    const a = tf.tidy(() => spanFtForward(p, h as tf.Tensor3D, idx))
-    const c = tf.tidy(() => spanFtForward(p, h.add(noise) as tf.Tensor3D, idx))
+    const a = tf.tidy(() => spanFtForward(p, h as tf.Tensor3D, idx, MASKED))
+    const c = tf.tidy(() => spanFtForward(p, h.add(noise) as tf.Tensor3D, idx, MASKED))
     expect(c.arraySync()).toEqual(a.arraySync())
     const vars = p.entries().map(([, v]) => v)
-    const {value, grads} = tf.variableGrads(() => spanFtForward(p, h as tf.Tensor3D, idx).sum() as tf.Scalar, vars)
+    const {value, grads} = tf.variableGrads(() => spanFtForward(p, h as tf.Tensor3D, idx, MASKED).sum() as tf.Scalar, vars)
     for (const [name, v] of p.entries()) expect(tf.abs(grads[v.name]).sum().dataSync()[0], name).toBeGreaterThan(0)
     tf.dispose([h, noise, a, c, value, ...Object.values(grads)])
     p.dispose()

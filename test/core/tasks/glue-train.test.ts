@@ -9,7 +9,8 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {BertForSequenceClassification, type HeadConfig, headFromJson, loadClassifier} from '../../../src/core/model/classifier.js'
 import {LineWriter} from '../../../src/core/stream/writer.js'
-import {type GlueFeature, GlueFeaturizer, collateGlue, labelValue, spanIndex, truncateSeqPair} from '../../../src/core/tasks/glue/features.js'
+import {GlueFeaturizer, collateGlue, labelValue, truncateSeqPair} from '../../../src/core/tasks/glue/features.js'
+import {spanIndex} from '../../../src/core/model/span-index.js'
 import {GLUE_TASKS} from '../../../src/core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter} from '../../../src/core/tasks/glue/train.js'
 import {finetune, finetuneSchedule} from '../../../src/core/train/finetune-loop.js'
@@ -87,8 +88,7 @@ describe('GlueFeaturizer', () => {
 
 describe('spanIndex', () => {
   it('keeps at most r spans of at most l tokens, as flat positions b·T + t with a mask', () => {
-    const f = (spans: [number, number][]): GlueFeature => ({index: '0', ids: new Int32Array(6), secondStart: 6, spans, label: 0})
-    const idx = spanIndex([f([[1, 3], [4, 4], [5, 5]]), f([])], 6, 2, 2)
+    const idx = spanIndex([[[1, 3], [4, 4], [5, 5]], []], 6, 2, 2)
     expect(Array.from(idx.positions)).toEqual([1, 2, 4, 0, 0, 0, 0, 0])
     expect(Array.from(idx.mask)).toEqual([1, 1, 1, 0, 0, 0, 0, 0])
   })

@@ -184,9 +184,36 @@ describe('dictionary files', () => {
     expect([...d.keys]).toEqual(['the cat', 'cat sat', 'on the', 'on the mat', 'the cat sat', 'the mat'])
   })
 
+  it("reads the reference's JSON {ngram: count} (the last line kept) and headerless ngram<TAB>count lines, max_n 5", async () => {
+    const json = await load('{"old": 1}\n{"new york": 12, "the new york times": 11, "a": 3}\n')
+    const j = await json.dict()
+    expect([...j.keys].sort()).toEqual(['a', 'new york', 'the new york times'])
+    expect(j.meta).toEqual({maxN: 5, minCount: 3, maxSize: null, entries: 3})
+    const plain = await load('new york\t12\n\nthe new york times\t11\n')
+    const p = await plain.dict()
+    expect([...p.keys]).toEqual(['new york', 'the new york times'])
+    expect(p.meta).toEqual({maxN: 5, minCount: 11, maxSize: null, entries: 2})
+    expect(p.segmentAsReference('i saw the new york times today'.split(' '))).toEqual([[0, 1], [1, 2], [2, 6], [6, 7]])
+  })
+
+  it('rejects bad JSON and plain dictionary lines with source:line', async () => {
+    const cases: [string, string][] = [
+      ['{"new york": 12}\n{"x": \n', ':2: not a JSON n-gram dictionary line: '],
+      ['{"new york": "many"}\n', ':1: count of "new york" must be a number ≥ 0, got "many"'],
+      ['{"new  york": 2}\n', ':1: an n-gram must be words separated by single spaces, got "new  york"'],
+      ['{"new york": 2}\n[1]\n', ':2: a JSON n-gram dictionary line must be an object'],
+      ['new york\t12\nthe times 11\n', ':2: expected "ngram<TAB>count" (or a "#span-ngrams v1" header, or a JSON object), got 1 tab-separated field'],
+      ['new york\t12\nthe times\t-1\n', ':2: count must be an integer ≥ 0, got "-1"'],
+    ]
+    for (const [text, msg] of cases) {
+      const {path, dict} = await load(text)
+      await expect(dict(), JSON.stringify(text)).rejects.toThrow(path + msg)
+    }
+  })
+
   it('rejects a file of the wrong format with source:line', async () => {
     const cases: [string, string][] = [
-      ['the cat\t3\n', ':1: not a span n-gram dictionary: expected a first line starting "#span-ngrams v1", got "the cat\\t3"'],
+      ['#span-ngrams v2 max_n=3\nthe cat\t3\n', ':1: not a span n-gram dictionary: expected a first line starting "#span-ngrams v1", got "#span-ngrams v2 max_n=3"'],
       ['#span-ngrams v1 max_n=3 min_count=2\nthe cat\t3\n', ':1: not a span n-gram dictionary: header field entries must be an integer ≥ 0, got null'],
       ['#span-ngrams v1 max_n=1 min_count=2 entries=0\n', ':1: not a span n-gram dictionary: header field max_n must be an integer ≥ 2, got "1"'],
       ['#span-ngrams v1 max_n=3 min_count=2 entries=1\nthe cat 3\n', ':2: expected "ngram<TAB>count", got 1 tab-separated fields'],

@@ -3,10 +3,17 @@
  * `[CLS] a [SEP]` or `[CLS] a [SEP] b [SEP]`, segment ids 0 then 1, truncated to --max-len with
  * BERT's _truncate_seq_pair (drop the last token of the longer sentence until both fit).
  * For Span Fine-tuning (Bao et al. §3.1) each sentence's words are segmented with the n-gram
- * dictionary (greedy, longest match first) and the segments become token spans of the sequence.
+ * dictionary (greedy, longest match first) and the segments become token spans of the sequence,
+ * laid as the reference lays its chunk lengths (BAORONGZHOU/span-fine-tuning @bca4358,
+ * data_process/data_processor.py DataProcessor.convert_examples_2_features): [CLS], sentence a's
+ * spans, [SEP], sentence b's spans, [SEP], the special tokens one-token spans, and the spans
+ * counted per sentence (r − 3 for a single sentence, ⌊r/2⌋ − 3 for each of a pair, as its
+ * MultiTokenizer.tokenize keeps max_chunk_number − 3 chunks of the budget it is given), so the
+ * second sentence keeps its spans however long the first is.
  */
-import type {SpanIndex} from '../../model/span-ft.js'
 import type {ClsHostBatch} from '../../model/classifier.js'
+import {type TokenSpan, spanIndex, wholeRow} from '../../model/span-index.js'
+import type {SpanFtSettings} from '../../model/span-ft.js'
 import {type NgramDict, WordSplitter, tokenSpans, tokenWords} from '../../text/ngrams.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {GlueExample} from './read.js'
@@ -27,6 +34,11 @@ export interface FeatureOptions {
   maxLen: number
   /** the n-gram dictionary of Span Fine-tuning, or null */
   dict: NgramDict | null
+  /**
+   * the model's span settings: with pool 'reference' the reference's layout above; absent or
+   * 'masked' (checkpoints saved before it), the sentences' segments alone, the first r kept
+   */
+  spanFt?: SpanFtSettings | null
 }
 
 /** BERT's _truncate_seq_pair: shortens the longer list (in place) until the total fits. */
@@ -58,41 +70,41 @@ export class GlueFeaturizer {
     else a.length = Math.min(a.length, this.opts.maxLen - 2)
     const ids = [cls, ...a, sep, ...(b ? [...b, sep] : [])]
     const secondStart = b ? a.length + 2 : ids.length
-    const spans = this.opts.dict ? [...this.spansOf(ex.a, a.length, 1), ...(b ? this.spansOf(ex.b as string, b.length, a.length + 2) : [])] : []
+    const sf = this.opts.spanFt
+    const reference = sf?.pool === 'reference' && (this.opts.dict !== null || sf.segmentation === 'none')
+    const nb = b ? b.length : null
+    const spans = reference ? this.referenceSpans(ex, a.length, nb, sf) : this.opts.dict ? this.legacySpans(ex, a.length, nb ?? 0) : []
     return {index: ex.index, ids: Int32Array.from(ids), secondStart, spans, label: labelValue(this.task, ex.label)}
   }
 
+  /** [CLS], a's spans, [SEP] (, b's spans, [SEP]): the special tokens one-token spans, the sentences' counted apart. */
+  private referenceSpans(ex: GlueExample, na: number, nb: number | null, sf: SpanFtSettings): TokenSpan[] {
+    if (sf.segmentation === 'none') return wholeRow(na + (nb === null ? 2 : nb + 3))
+    const budget = Math.max(0, nb === null ? sf.max_spans - 3 : Math.floor(sf.max_spans / 2) - 3)
+    const out: TokenSpan[] = [[0, 0], ...this.spansOf(ex.a, na, 1, true).slice(0, budget), [na + 1, na + 1]]
+    if (nb !== null) out.push(...this.spansOf(ex.b as string, nb, na + 2, true).slice(0, budget), [na + nb + 2, na + nb + 2])
+    return out
+  }
+
+  /** The sentences' segments alone (this module's layout before the reference's). */
+  private legacySpans(ex: GlueExample, na: number, nb: number): TokenSpan[] {
+    return [...this.spansOf(ex.a, na, 1, false), ...(ex.b === null ? [] : this.spansOf(ex.b, nb, na + 2, false))]
+  }
+
   /** The dictionary segmentation of one sentence as token spans, cut to its kept `n` tokens, from `offset`. */
-  private spansOf(text: string, n: number, offset: number): [number, number][] {
+  private spansOf(text: string, n: number, offset: number, asReference: boolean): TokenSpan[] {
     const tokens = this.tokenizer.tokenize(text)
     if (tokens.length === 0 || n === 0) return []
     const {words, firstToken} = tokenWords(tokens, this.split)
-    const segments = (this.opts.dict as NgramDict).segment(words)
-    const out: [number, number][] = []
+    const dict = this.opts.dict as NgramDict
+    const segments = asReference ? dict.segmentAsReference(words) : dict.segment(words)
+    const out: TokenSpan[] = []
     for (const [s, e] of tokenSpans(segments, firstToken, tokens.length)) {
       if (s >= n) break
       out.push([offset + s, offset + Math.min(e, n - 1)])
     }
     return out
   }
-}
-
-/** The span index of a batch: at most r spans per row, at most l tokens per span (§4.1). */
-export function spanIndex(features: GlueFeature[], T: number, r: number, l: number): SpanIndex {
-  const B = features.length
-  const positions = new Int32Array(B * r * l)
-  const mask = new Float32Array(B * r * l)
-  features.forEach((f, b) => {
-    f.spans.slice(0, r).forEach(([s, e], i) => {
-      const n = Math.min(e - s + 1, l)
-      for (let j = 0; j < n; j++) {
-        const at = (b * r + i) * l + j
-        positions[at] = b * T + s + j
-        mask[at] = 1
-      }
-    })
-  })
-  return {r, l, positions, mask}
 }
 
 /** Pads features to the longest of them; span index with `spans` = {r, l}; labels when asked. */
@@ -110,7 +122,7 @@ export function collateGlue(features: GlueFeature[], padId: number, spans: {r: n
   const labeled = features.every((f) => f.label !== null)
   return {
     B, T, ids, segments, mask,
-    spans: spans ? spanIndex(features, T, spans.r, spans.l) : null,
+    spans: spans ? spanIndex(features.map((f) => f.spans), T, spans.r, spans.l) : null,
     classes: labeled && !regression ? Int32Array.from(features, (f) => f.label as number) : null,
     targets: labeled && regression ? Float32Array.from(features, (f) => f.label as number) : null,
   }

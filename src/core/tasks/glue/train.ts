@@ -22,10 +22,17 @@ export interface GlueFinetuneConfig extends FinetuneSettings {
   dict: string | null
   'max-spans': number
   'max-span-tokens': number
+  'span-ft-defaults'?: string
+  'span-ft-padding'?: number
+  'span-ft-cls'?: string
+  segmentation?: string
 }
 
-/** The n-gram dictionary of a Span Fine-tuning model, copied beside it so predict needs nothing else. */
-export const SPAN_FT_DICT_FILE = 'span_ft_ngrams.txt'
+/** Keys a --resume must find unchanged. */
+export const SPAN_FT_KEYS = ['span-ft', 'max-spans', 'max-span-tokens', 'span-ft-padding', 'span-ft-cls', 'segmentation'] as const
+
+export {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
+import {SPAN_FT_DICT_FILE} from '../../model/span-index.js'
 
 export interface GlueRun {
   config: GlueFinetuneConfig

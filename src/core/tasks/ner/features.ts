@@ -4,7 +4,13 @@
  * A sentence longer than max-len - 2 sub-tokens is cut into windows that move by `stride`
  * sub-tokens; each word is labelled (and later predicted) in the one window where it has the
  * most context on both sides (run_squad's _check_is_max_context rule).
+ * For Span Fine-tuning (§5.4) a window also carries its spans: [CLS], the sentence's segments
+ * (at most r − 3, as the reference's MultiTokenizer.tokenize keeps max_chunk_number − 3 chunks)
+ * cut to the window, and [SEP], each a one-token span as data_processor.py
+ * NERProcessor.convert_examples_2_features lays them (BAORONGZHOU/span-fine-tuning @bca4358).
  */
+import type {TokenSpan} from '../../model/span-index.js'
+import type {Segment} from '../../text/ngrams.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import {docSpans, isMaxContext} from '../squad/features.js'
 
@@ -15,6 +21,14 @@ export interface NerFeature {
   labels: Int32Array
   /** word index per position, -1 where no word's prediction is read */
   words: Int32Array
+  /** Span Fine-tuning's spans, [first, last] positions of the window (empty without) */
+  spans: TokenSpan[]
+}
+
+/** The word segments of a sentence for Span Fine-tuning, and r (max spans). */
+export interface NerSegments {
+  segments: Segment[]
+  r: number
 }
 
 /** Sub-token ids of every word and the position of each word's first sub-token. */
@@ -30,14 +44,23 @@ function subTokens(words: string[], tok: WordPieceTokenizer): {ids: number[]; fi
 }
 
 /** The windows of one sentence; `labels` (IOB2 label numbers per word) or null for prediction. */
-export function nerFeatures(words: string[], labels: number[] | null, sentence: number, tok: WordPieceTokenizer, maxLen: number, stride: number): NerFeature[] {
+export function nerFeatures(
+  words: string[],
+  labels: number[] | null,
+  sentence: number,
+  tok: WordPieceTokenizer,
+  maxLen: number,
+  stride: number,
+  seg: NerSegments | null = null,
+): NerFeature[] {
   const {cls, sep} = tok.vocab.special
   const {ids, first} = subTokens(words, tok)
   const wordAt = new Map(first.map((p, w) => [p, w]))
   const spans = docSpans(ids.length, maxLen - 2, stride)
   return spans.map(({start, length}, w) => {
     const T = length + 2
-    const f: NerFeature = {sentence, ids: new Int32Array(T), labels: new Int32Array(T).fill(-1), words: new Int32Array(T).fill(-1)}
+    const f: NerFeature = {sentence, ids: new Int32Array(T), labels: new Int32Array(T).fill(-1), words: new Int32Array(T).fill(-1), spans: []}
+    if (seg) f.spans = windowSpans(seg, first, ids.length, start, length)
     f.ids[0] = cls
     f.ids[T - 1] = sep
     for (let i = 0; i < length; i++) {
@@ -49,4 +72,16 @@ export function nerFeatures(words: string[], labels: number[] | null, sentence: 
     }
     return f
   })
+}
+
+/** [CLS], the sentence's segments (sub-token ranges, at most r − 3) inside the window [start, start + length), [SEP]. */
+function windowSpans(seg: NerSegments, first: number[], n: number, start: number, length: number): TokenSpan[] {
+  const out: TokenSpan[] = [[0, 0]]
+  for (const [s, e] of seg.segments.slice(0, Math.max(0, seg.r - 3))) {
+    const a = Math.max(first[s], start)
+    const b = Math.min(e < first.length ? first[e] - 1 : n - 1, start + length - 1)
+    if (a <= b) out.push([a - start + 1, b - start + 1])
+  }
+  out.push([length + 1, length + 1])
+  return out
 }

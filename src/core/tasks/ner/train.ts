@@ -18,6 +18,9 @@ import {BertForTokenClassification, type TokenHostBatch, tokenClassifierFiles} f
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
 import {type FinetuneSettings, configFiles} from '../../train/finetune-config.js'
+import {SPAN_FT_DICT_FILE, spanIndex} from '../../model/span-index.js'
+import type {SpanFtConfig} from '../../model/span-ft.js'
+import {type NgramDict, WordSplitter} from '../../text/ngrams.js'
 import {type NerFeature, nerFeatures} from './features.js'
 import {type ConllFile, type TagScheme, inScheme, toIob2} from './read.js'
 
@@ -28,18 +31,50 @@ export interface NerFinetuneConfig extends FinetuneSettings {
   stride: number
   /** IOB2 labels in class order */
   labels: string[]
+  /** Span Fine-tuning's token-level variant (Bao et al. §5.4): the dictionary, r and l */
+  'span-ft'?: boolean
+  dict?: string | null
+  'max-spans'?: number
+  'max-span-tokens'?: number
+}
+
+/** What segments the sentences for Span Fine-tuning: the dictionary and r. */
+export interface NerSpanSource {
+  dict: NgramDict
+  r: number
 }
 
 /** Windows of every sentence; with labels when the file has tags. */
-export function nerUnits(file: ConllFile, labels: string[], tok: WordPieceTokenizer, maxLen: number, stride: number): NerFeature[] {
+export function nerUnits(
+  file: ConllFile,
+  labels: string[],
+  tok: WordPieceTokenizer,
+  maxLen: number,
+  stride: number,
+  sf: NerSpanSource | null = null,
+): NerFeature[] {
   const index = new Map(labels.map((l, i) => [l, i]))
+  const split = new WordSplitter()
   return file.sentences.flatMap((s, k) => {
     const y = s.tags ? toIob2(s.tags).map((t) => index.get(t) ?? 0) : null
-    return nerFeatures(s.words, y, k, tok, maxLen, stride)
+    // the reference segments the sentence's lowercased words (dense_sent_tokenization.py MultiTokenizer.tokenize)
+    const seg = sf ? {segments: sf.dict.segmentAsReference(s.words.map((w) => split.normalise(w))), r: sf.r} : null
+    return nerFeatures(s.words, y, k, tok, maxLen, stride, seg)
   })
 }
 
-export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean): TokenHostBatch {
+/** The span_ft of a token classifier's config.json (the reference's NER_CNN: padding 1, t ◇ span). */
+export function nerSpanFt(r: number, l: number): SpanFtConfig {
+  return {max_spans: r, max_span_tokens: l, padding: 1, pool: 'reference', cls: 'raw', segmentation: 'dict', level: 'token'}
+}
+
+/** r and l of a token classifier's span CNN, or null without one. */
+export function nerSpanLimits(model: BertForTokenClassification): {r: number; l: number} | null {
+  const sf = model.head.span_ft
+  return sf ? {r: sf.max_spans, l: sf.max_span_tokens} : null
+}
+
+export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean, spans: {r: number; l: number} | null = null): TokenHostBatch {
   const B = fs.length
   const T = Math.max(...fs.map((f) => f.ids.length))
   const b: TokenHostBatch = {
@@ -49,6 +84,15 @@ export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean)
     segments: new Int32Array(B * T),
     mask: new Float32Array(B * T),
     labels: withLabels ? new Int32Array(B * T).fill(-1) : null,
+    spans: spans
+      ? spanIndex(
+          fs.map((f) => f.spans),
+          T,
+          spans.r,
+          spans.l,
+          true,
+        )
+      : null,
   }
   fs.forEach((f, i) => {
     b.ids.set(f.ids, i * T)
@@ -71,7 +115,7 @@ export async function predictTags(
   const iob2 = file.sentences.map((s) => s.words.map(() => 'O'))
   for (let at = 0; at < units.length; at += batchSize) {
     const fs = units.slice(at, at + batchSize)
-    const b = collateNer(fs, padId, false)
+    const b = collateNer(fs, padId, false, nerSpanLimits(model))
     const y = tf.tidy(() => model.forward(b, EVAL).argMax(1)) // [B·T]
     const best = await y.data()
     y.dispose()
@@ -110,7 +154,7 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
     config: run.model.config,
     units: train,
     tokens: (u) => u.ids.length,
-    collate: (us) => collateNer(us, pad, true),
+    collate: (us) => collateNer(us, pad, true, nerSpanLimits(run.model)),
     loss: (b, ctx) => run.model.loss(b, ctx),
     evaluate,
     metric: 'f1',
@@ -119,6 +163,7 @@ export function nerAdapter(run: NerRun, train: NerFeature[], dev: NerFeature[] |
       ...(await tokenClassifierFiles(run.model)),
       {name: VOCAB_FILE, write: (p: string) => copyFile(run.vocabPath, p)},
       ...configFiles(c, state),
+      ...(c.dict ? [{name: SPAN_FT_DICT_FILE, write: (p: string) => copyFile(c.dict as string, p)}] : []),
     ],
   }
 }
