@@ -25,7 +25,10 @@ import {TRAINER_STATE_FILE} from './core/train/state.js'
  */
 export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; unit: string}) {
   return {
-    init: Flags.string({description: 'checkpoint directory to start from (span or Hugging Face BERT; a run directory means its best/)', exclusive: ['preset']}),
+    init: Flags.string({
+      description: 'checkpoint directory to start from (span or Hugging Face BERT; a run directory means its best/, else its newest checkpoint-STEP/)',
+      exclusive: ['preset'],
+    }),
     preset: Flags.string({description: 'start from a randomly initialised model of this size instead of --init', options: Object.keys(PRESETS)}),
     vocab: Flags.string({
       description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt",
@@ -89,8 +92,8 @@ export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSe
   }
 }
 
-/** Where the model comes from: the resumed checkpoint, else --init (a run directory: its best/), else null (--preset). */
-export async function modelSource(f: Given): Promise<{dir: string | null; resume: string | null}> {
+/** Where the model comes from: the resumed checkpoint, else --init (a run directory: its best/, else its newest checkpoint-STEP/, told to `log`), else null (--preset). */
+export async function modelSource(f: Given, log?: (l: string) => void): Promise<{dir: string | null; resume: string | null}> {
   if (f.resume) {
     const dir = await resumeDir(String(f.resume), TRAINER_STATE_FILE)
     if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.resume)}: no checkpoint to resume from`)
@@ -98,7 +101,7 @@ export async function modelSource(f: Given): Promise<{dir: string | null; resume
   }
   if (!f.init && !f.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
   if (!f.init) return {dir: null, resume: null}
-  const dir = modelDir(String(f.init))
+  const dir = modelDir(String(f.init), log)
   if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.init)}: not a checkpoint directory (no config.json)`)
   return {dir, resume: null}
 }

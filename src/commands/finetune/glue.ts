@@ -43,7 +43,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneGlue)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const task = glueTask(flags.task)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, glueSpanDefaults(task.name), flags['max-len'])
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
+import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {SpanError} from '../../core/stream/errors.js'
-import {type TagScheme, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
@@ -40,14 +40,13 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const {flags} = await this.parse(FinetuneNer)
     const seg = flags.segmentation as 'dict' | 'random'
     if (seg !== 'dict' && !flags['span-ft']) throw new SpanError('--segmentation is for --span-ft', 2)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))
     const labels = nerLabels(train.sentences)
-    const unknown = dev && nerLabels(dev.sentences).find((l) => !labels.includes(l))
-    if (unknown) throw new SpanError(`${flags.dev}: tag type ${unknown.slice(2)} does not occur in ${flags.train}`)
+    if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft']
       ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}

@@ -37,7 +37,7 @@ run_glue.sh snli line (r 128, l 16; its max_seq_len is 256, --max-len here stays
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNli)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, SNLI_SPAN_DEFAULTS, flags['max-len'])
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readNliFile(flags.train, {requireLabel: true})

@@ -33,7 +33,7 @@ and the best checkpoint by F1 goes to --out/best.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneTacred)
-    const src = await modelSource(flags)
+    const src = await modelSource(flags, log)
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readRelationFile(flags.train, {requireLabel: true})
     const labels = relationLabels(train, flags['negative-label'])

@@ -97,13 +97,31 @@ function startCuda(): string | null {
 }
 
 /**
+ * Both tfjs-node packages register the 'tensorflow' kernels as their modules load, even where
+ * their binding then fails to load; `auto` tries -gpu and then the CPU one, whose import would
+ * print tfjs' "The kernel '…' for backend 'tensorflow' is already registered" (kernel_registry.ts
+ * registerKernel, through log.warn = console.warn) once per kernel. Those lines alone are dropped.
+ */
+async function importQuietly(pkg: string): Promise<void> {
+  const warn = console.warn
+  console.warn = (...args: unknown[]) => {
+    if (!/^The kernel '[^']+' for backend 'tensorflow' is already registered$/.test(String(args[0]))) warn(...args)
+  }
+  try {
+    await import(pkg)
+  } finally {
+    console.warn = warn
+  }
+}
+
+/**
  * tfjs-node(-gpu) are optional: they need libtensorflow, which cannot always be installed.
  * Importing one registers the 'tensorflow' backend. The specifier is a variable so that
  * TypeScript does not require the package at build time.
  */
 async function startNode(pkg: string): Promise<string | null> {
   try {
-    await import(pkg)
+    await importQuietly(pkg)
   } catch (err) {
     return `${pkg} is not installed (${(err as Error).message.split('\n')[0]})`
   }

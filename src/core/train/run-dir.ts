@@ -1,4 +1,4 @@
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {readdir, rm} from 'node:fs/promises'
 import {join} from 'node:path'
 
@@ -46,9 +46,32 @@ export async function resumeDir(dir: string, stateFile: string): Promise<string>
   return checkpointDir(dir, steps[steps.length - 1])
 }
 
-/** A model directory given as a run directory means its best/ (a directory with config.json is itself). */
-export function modelDir(dir: string): string {
+/**
+ * A model directory given as a run directory means its best/ (a directory with config.json is
+ * itself); a run without best/ (pretrain without --eval writes none) means its newest
+ * checkpoint-STEP/, which `note` is told.
+ */
+export function modelDir(dir: string, note?: (line: string) => void): string {
   if (existsSync(join(dir, 'config.json'))) return dir
   if (existsSync(join(dir, BEST_DIR, 'config.json'))) return join(dir, BEST_DIR)
-  return dir // not a checkpoint: the caller says so
+  const newest = newestCheckpoint(dir)
+  if (newest === null) return dir // not a checkpoint: the caller says so
+  note?.(`${dir} has no ${BEST_DIR}/ (a run without dev scoring); using its newest checkpoint, ${newest}`)
+  return newest
+}
+
+/** The newest checkpoint-STEP/ of a run directory that holds a config.json, or null. */
+function newestCheckpoint(dir: string): string | null {
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return null
+  }
+  const steps = names
+    .map((n) => /^checkpoint-(\d+)$/.exec(n))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]))
+  const found = steps.sort((a, b) => b - a).find((s) => existsSync(join(checkpointDir(dir, s), 'config.json')))
+  return found === undefined ? null : checkpointDir(dir, found)
 }

@@ -6,7 +6,7 @@ export class SpanError extends Error {
   }
 }
 
-/** `source:line: message`, the ndjson-cli convention for errors that point into an input. */
+/** `source:line: message`, the ndjson-cli convention for errors that point into an input (`-` is named stdin). */
 export function errorAt(source: string, line: number, message: string): SpanError {
-  return new SpanError(`${source}:${line}: ${message}`)
+  return new SpanError(`${source === '-' ? 'stdin' : source}:${line}: ${message}`)
 }

@@ -8,17 +8,21 @@ export interface Accuracy {
   total: number
 }
 
-/** `gold[i]` is the i-th gold label; every prediction line must be one of `labels`. */
-export function accuracyOfFile(gold: string[], predPath: string, labels: readonly string[], goldPath: string): Accuracy {
+/** One predicted label per line, as many as `gold`, each one of `labels` (else one source:line error). */
+export function readLabelLines(gold: readonly string[], predPath: string, labels: readonly string[], goldPath: string): string[] {
   const pred = readTextLines(predPath).map((l) => l.trim())
   if (pred.length !== gold.length)
     throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
-  let correct = 0
-  pred.forEach((p, i) => {
-    if (!labels.includes(p)) throw errorAt(predPath, i + 1, `unknown label ${JSON.stringify(p)} (expected one of ${labels.join(', ')})`)
-    if (p === gold[i]) correct++
-  })
+  const bad = pred.findIndex((p) => !labels.includes(p))
+  if (bad >= 0) throw errorAt(predPath, bad + 1, `unknown label ${JSON.stringify(pred[bad])} (expected one of ${labels.join(', ')})`)
   if (gold.length === 0) throw new SpanError(`${goldPath}: no labelled examples`)
+  return pred
+}
+
+/** `gold[i]` is the i-th gold label; every prediction line must be one of `labels`. */
+export function accuracyOfFile(gold: string[], predPath: string, labels: readonly string[], goldPath: string): Accuracy {
+  const pred = readLabelLines(gold, predPath, labels, goldPath)
+  const correct = pred.filter((p, i) => p === gold[i]).length
   return {accuracy: correct / gold.length, correct, total: gold.length}
 }
 

@@ -6,6 +6,7 @@
 import {gunzipSync} from 'node:zlib'
 import {readFileSync} from 'node:fs'
 import {SpanError, errorAt} from '../../stream/errors.js'
+import {readStdinSync} from '../../util/stdin.js'
 import {parseJsonText} from '../squad/json.js'
 
 export interface JsonRecord {
@@ -13,11 +14,11 @@ export interface JsonRecord {
   line: number
 }
 
-/** A whole file as text; gzip (by its magic bytes) is inflated; a BOM is dropped. */
+/** A whole file as text (`-`: stdin); gzip (by its magic bytes) is inflated; a BOM is dropped. */
 export function readTaskText(path: string): string {
   let bytes: Buffer
   try {
-    bytes = readFileSync(path)
+    bytes = path === '-' ? readStdinSync() : readFileSync(path)
   } catch (err) {
     const code = (err as {code?: string}).code
     throw new SpanError(`${path}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`}`)

@@ -26,16 +26,30 @@ export function scoresTable(task: GlueTask, s: GlueScores, gold: string, pred: s
   return table(rows)
 }
 
-export function comparisonJson(task: GlueTask, c: Comparison): string {
+/** A comparison of any task (`unit`: what n counts, when not GLUE's examples). */
+type AnyComparison = Comparison & {unit?: string}
+
+export function comparisonJson(task: {name: string}, c: AnyComparison): string {
   const m = c.mcnemar
-  return JSON.stringify({task: task.name, n: m.n, acc_a: c.accA, acc_b: c.accB, b: m.b, c: m.c, test: m.test, statistic: m.statistic, p_value: m.pValue})
+  return JSON.stringify({
+    task: task.name,
+    n: m.n,
+    ...(c.unit ? {unit: c.unit} : {}),
+    acc_a: c.accA,
+    acc_b: c.accB,
+    b: m.b,
+    c: m.c,
+    test: m.test,
+    statistic: m.statistic,
+    p_value: m.pValue,
+  })
 }
 
-export function comparisonTable(task: GlueTask, c: Comparison, a: string, b: string): string {
+export function comparisonTable(task: {name: string}, c: AnyComparison, a: string, b: string): string {
   const m = c.mcnemar
   const test = m.test === 'exact' ? `exact binomial, two-sided (b + c = ${m.b + m.c})` : `chi-square, 1 dof, continuity-corrected: ${m.statistic.toFixed(4)}`
   return table([
-    ['task', `${task.name}, ${m.n} examples`],
+    ['task', `${task.name}, ${m.n} ${c.unit ?? 'example'}s`],
     ['A', `${a}  acc ${c.accA.toFixed(4)}`],
     ['B', `${b}  acc ${c.accB.toFixed(4)}`],
     ['b', `${m.b}  (A right, B wrong)`],

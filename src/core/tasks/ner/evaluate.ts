@@ -52,6 +52,23 @@ export function evaluateNerFiles(goldPath: string | null, predPath: string): Con
   }
 }
 
+/**
+ * Each gold token line's tag and the predicted one (-DOCSTART- and blank lines left out): the
+ * per-token outcomes McNemar's test compares (`span eval compare --task ner`).
+ */
+export function nerTagPairs(goldPath: string, predPath: string): {gold: string[]; pred: string[]} {
+  const gold = parseConll(readTaskText(goldPath), goldPath, {labeled: true})
+  const rows = conllRows(gold, parseConll(readTaskText(predPath), predPath, {labeled: false}))
+  const out = {gold: [] as string[], pred: [] as string[]}
+  gold.lines.forEach((g, i) => {
+    if (g.kind !== 'token') return
+    out.gold.push(g.fields[g.fields.length - 1])
+    out.pred.push(rows[i][rows[i].length - 1])
+  })
+  if (out.gold.length === 0) throw new SpanError(`${goldPath}: no token lines`)
+  return out
+}
+
 /** A conlleval input text as rows (trailing \r dropped). */
 function conllLines(text: string): string[][] {
   const ls = text.split('\n')

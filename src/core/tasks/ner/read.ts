@@ -106,6 +106,15 @@ export function inScheme(iob2: string[], scheme: TagScheme): string[] {
 }
 
 /** The IOB2 label list of training data: O first, then B-/I- of each type, types sorted. */
+/** Every tag type of a dev file must be one the training file has: the first other is an error at its line. */
+export function checkTagTypes(f: ConllFile, labels: readonly string[], trainSource: string): void {
+  for (const s of f.sentences)
+    (s.tags ?? []).forEach((t, w) => {
+      if (t !== 'O' && !labels.includes(`I-${t.slice(2)}`))
+        throw errorAt(f.source, f.lines[s.lines[w]].line, `tag type ${t.slice(2)} does not occur in ${trainSource}`)
+    })
+}
+
 export function nerLabels(sentences: ConllSentence[]): string[] {
   const types = new Set<string>()
   for (const s of sentences) for (const t of s.tags ?? []) if (t !== 'O') types.add(t.slice(2))

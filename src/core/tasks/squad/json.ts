@@ -4,11 +4,12 @@
  */
 import {readFileSync} from 'node:fs'
 import {SpanError, errorAt} from '../../stream/errors.js'
+import {readStdinSync} from '../../util/stdin.js'
 
-/** A whole UTF-8 file; a missing or unreadable one is a SpanError naming it. */
+/** A whole UTF-8 file (`-`: stdin); a missing or unreadable one is a SpanError naming it. */
 export function readTextFile(path: string): string {
   try {
-    return readFileSync(path, 'utf8')
+    return path === '-' ? readStdinSync().toString('utf8') : readFileSync(path, 'utf8')
   } catch (err) {
     const code = (err as {code?: string}).code
     throw new SpanError(`${path}: ${code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (err as Error).message})`}`)

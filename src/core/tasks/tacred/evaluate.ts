@@ -3,7 +3,7 @@
  * `relation` fields) or from a file of one label per line (what the official scorer reads);
  * predictions one label per line in the same order.
  */
-import {SpanError} from '../../stream/errors.js'
+import {errorAt, SpanError} from '../../stream/errors.js'
 import {scoreRelations, type RelationReport} from '../../metrics/tacred.js'
 import {readTaskText, readTextLines} from '../common/records.js'
 import {readRelationFile} from './read.js'
@@ -15,12 +15,17 @@ export function goldRelations(path: string): string[] {
   return readTextLines(path)
 }
 
-export function evaluateRelationFiles(goldPath: string, predPath: string, negative: string): RelationReport {
-  const gold = goldRelations(goldPath)
+/** One predicted label per line, as many as the gold labels, none empty. */
+export function readRelationPredictions(gold: readonly string[], predPath: string, goldPath: string): string[] {
   const pred = readTextLines(predPath)
   if (gold.length !== pred.length)
     throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
   const empty = pred.findIndex((p) => p.trim() === '')
-  if (empty >= 0) throw new SpanError(`${predPath}:${empty + 1}: empty label`)
-  return scoreRelations(gold, pred, negative)
+  if (empty >= 0) throw errorAt(predPath, empty + 1, 'empty label')
+  return pred
+}
+
+export function evaluateRelationFiles(goldPath: string, predPath: string, negative: string): RelationReport {
+  const gold = goldRelations(goldPath)
+  return scoreRelations(gold, readRelationPredictions(gold, predPath, goldPath), negative)
 }
