@@ -5,7 +5,7 @@ import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
 import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
-import {lockDir} from './core/util/lock.js'
+import {lockDir, releaseAllLocks} from './core/util/lock.js'
 import {outputTarget} from './core/util/target.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
 
@@ -142,6 +142,12 @@ export abstract class SpanCommand extends Command {
     if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
     if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
     return super.catch(err)
+  }
+
+  /** Whatever the outcome, no lock of this command outlives it (in-process runs, tests, a failure after locking). */
+  protected override async finally(err: Error | undefined): Promise<unknown> {
+    releaseAllLocks()
+    return super.finally(err)
   }
 
   /** Parses as oclif does, then applies the flags every stream reader shares (--max-line-mb). */

@@ -1,11 +1,10 @@
-import {resolve} from 'node:path'
 import {Flags} from '@oclif/core'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {checkpointVocab, isCheckpoint} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
-import {lockDir} from './core/util/lock.js'
+import {holdsLock, lockDir} from './core/util/lock.js'
 import {setDropout} from './core/train/setup.js'
 import {SpanError} from './core/stream/errors.js'
 import {LineWriter} from './core/stream/writer.js'
@@ -124,7 +123,7 @@ export async function runLoop<U, B>(
 ): Promise<void> {
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
-  const lock = held.has(resolve(String(f.out))) ? null : await lockRun(String(f.out), log) // every task's --out is locked
+  const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const out = new LineWriter(stdoutStream())
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
@@ -145,18 +144,8 @@ export async function runLoop<U, B>(
 /** --out locked against a second writer; under a data-parallel launcher rank 0 alone locks (and writes). */
 export async function lockRun(out: string, log: (l: string) => void): Promise<{release(): void}> {
   if (launchRank() !== 0) return {release() {}}
-  const lock = await lockDir(out, log)
-  held.add(resolve(out))
-  return {
-    release() {
-      held.delete(resolve(out))
-      lock.release()
-    },
-  }
+  return lockDir(out, log)
 }
-
-/** The run directories this process has locked (a command may lock early, before its data is read). */
-const held = new Set<string>()
 
 /** The flags every `predict TASK` command shares. */
 export function predictFlags(task: string, unit: string) {

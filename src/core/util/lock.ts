@@ -66,9 +66,21 @@ async function ownerOf(path: string): Promise<number | null> {
   return Number.isInteger(pid) && pid > 0 ? pid : null
 }
 
+/** The locks this process holds, by lock path (a command may lock early, before its data is read). */
+const heldLocks = new Map<string, () => void>()
+
+/** True when this process holds the lock of `dir`. */
+export const holdsLock = (dir: string): boolean => heldLocks.has(lockPathOf(dir))
+
+/** Releases every lock this process holds: a command that failed after locking its --out leaves none behind. */
+export function releaseAllLocks(): void {
+  for (const release of [...heldLocks.values()]) release()
+}
+
 function held(path: string): DirLock {
   const release = () => {
     process.off('exit', release)
+    heldLocks.delete(path)
     try {
       if (Number(readFileSync(path, 'utf-8').trim()) === process.pid) unlinkSync(path)
     } catch {
@@ -76,5 +88,6 @@ function held(path: string): DirLock {
     }
   }
   process.on('exit', release)
+  heldLocks.set(path, release)
   return {path, release}
 }
