@@ -3,34 +3,20 @@
 // are mostly NULs or malformed UTF-8, and UTF-16 by name; text: never refuse; refuse: at the first
 // NUL). Text with scattered NULs, U+FFFD and control characters is read as BERT's _clean_text
 // reads it: they are dropped, so the output equals that of the text without them.
-import {spawn} from 'node:child_process'
 import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {pool, spanAsync} from '../helpers/spawn.js'
 import {writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-binary-'))
 
-function span(args: string[]): Promise<{code: number; stdout: string; stderr: string}> {
-  return new Promise((resolve) => {
-    const p = spawn('node', [bin, ...args], {cwd: tmp, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = ''
-    let stderr = ''
-    p.stdout.on('data', (d) => (stdout += d))
-    p.stderr.on('data', (d) => (stderr += d))
-    p.on('close', (code) => resolve({code: code ?? -1, stdout, stderr}))
-  })
-}
+const span = (args: string[]) => spanAsync(args, tmp)
 
 /** The jobs, two processes at a time (the machine is shared). */
-async function two<T>(jobs: (() => Promise<T>)[]): Promise<T[]> {
-  const out: T[] = []
-  for (let i = 0; i < jobs.length; i += 2) out.push(...(await Promise.all(jobs.slice(i, i + 2).map((j) => j()))))
-  return out
-}
+const two = <T>(jobs: (() => Promise<T>)[]) => pool(jobs, 2)
 
 const JUNK = ['\u0000', '\u0000\u0000\u0000', '\ufffd', '\u0001', '\u0007', '\u001b']
 

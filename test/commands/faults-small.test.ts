@@ -2,11 +2,11 @@
 // (special ids outside the vocabulary, an unknown SQuAD version), raw Node errors now in one
 // line and before the work (--hidden 1e9, --tmp-dir, --vocab DIR), a relative vocabulary path
 // found from another directory, and `segment-ngrams --build | head -1` reporting what it kept.
-import {spawn} from 'node:child_process'
 import {copyFileSync, mkdirSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
+import {shellAsync} from '../helpers/spawn.js'
 import {parseSquad} from '../../src/core/tasks/squad/dataset.js'
 import {DEFAULT_VOCAB} from '../../src/core/text/vocab.js'
 import {header, writeBlocks} from '../core/train/helpers.js'
@@ -15,16 +15,7 @@ const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-small-'))
 
-function sh(line: string, cwd = tmp): Promise<{code: number; stdout: string; stderr: string}> {
-  return new Promise((resolve) => {
-    const p = spawn('bash', ['-c', `${line}; exit \${PIPESTATUS[0]}`], {cwd})
-    let stdout = ''
-    let stderr = ''
-    p.stdout.on('data', (d) => (stdout += d))
-    p.stderr.on('data', (d) => (stderr += d))
-    p.on('close', (code) => resolve({code: code ?? -1, stdout, stderr}))
-  })
-}
+const sh = (line: string, cwd = tmp) => shellAsync(line, cwd)
 const span = (args: string) => `node ${bin} ${args}`
 const oneLine = (r: {stderr: string}, cmd: string, re: RegExp) => {
   const lines = r.stderr.split('\n').filter((l) => l !== '' && !/: (config|model): |^pretrain: /.test(l))

@@ -7,6 +7,7 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFile
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {shellAsync} from '../helpers/spawn.js'
 import {writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -16,16 +17,7 @@ const blocks = join(tmp, 'blocks.ndjson')
 const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--batch-size', '2', '--backend', 'wasm', '--seed', '4', '--lr', '1e-3']
 
 /** Runs a shell line; stdout and stderr apart, the exit code of the first command of a pipe. */
-function sh(line: string): Promise<{code: number; stdout: string; stderr: string}> {
-  return new Promise((resolve) => {
-    const p = spawn('bash', ['-c', `${line}; exit \${PIPESTATUS[0]}`], {cwd: tmp})
-    let stdout = ''
-    let stderr = ''
-    p.stdout.on('data', (d) => (stdout += d))
-    p.stderr.on('data', (d) => (stderr += d))
-    p.on('close', (code) => resolve({code: code ?? -1, stdout, stderr}))
-  })
-}
+const sh = (line: string, cwd = tmp) => shellAsync(line, cwd)
 const span = (args: string) => `node ${bin} ${args}`
 const stderrLines = (s: string) => s.split('\n').filter((l) => l !== '' && !/^pretrain: (from|step)/.test(l) && !/: (config|model): /.test(l))
 
