@@ -7,11 +7,12 @@
 // finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
 // eval prints its scores, so only its input faults apply. Two processes at a time (CI has two
 // cores). Usage errors (exit 2) are checked last.
-import {spawn, spawnSync} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {pool, spanAsync} from '../helpers/spawn.js'
 import {writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -19,9 +20,15 @@ const bin = join(root, 'bin', 'run.js')
 const tmp = mkdtempSync(join(tmpdir(), 'span-matrix-'))
 const TINY = '--preset tiny --layers 1 --hidden 16 --heads 2 --batch-size 2 --backend wasm --max-steps 1'
 const FT = '--init pre/checkpoint-1 --batch-size 2 --epochs 1 --stop-at 1 --backend wasm'
+const MAXLEN: Record<string, string> = {tacred: '--max-len 32', nli: '--max-len 32', swag: '--max-len 32', mrqa: '--max-len 48 --max-query-len 16'}
 const SQUAD = join(root, 'fixtures', 'squad-demo', 'dev.json')
 const NER =
   '-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP O\nGerman JJ I-NP I-MISC\ncall NN I-NP O\n. . O O\n\nPeter NNP I-NP I-PER\nBlackburn NNP I-NP I-PER\n'
+const REL = (relation: string) => JSON.stringify({token: ['Bill', 'works', 'for', 'Acme'], subj_start: 0, subj_end: 0, obj_start: 3, obj_end: 3, relation})
+const NLI = (label: string) => JSON.stringify({premise: 'the quick brown fox', hypothesis: 'a fast fox', label})
+const MRQA_QA = {qid: 'q1', question: 'who won?', answers: ['Denver Broncos'], detected_answers: [{text: 'Denver Broncos', char_spans: [[0, 13]]}]}
+const MRQA = `{"header": {"dataset": "x"}}\n${JSON.stringify({context: 'Denver Broncos won the game', qas: [MRQA_QA]})}\n`
+const SWAG = 'sent1,sent2,ending0,ending1,ending2,ending3,label\nthe man,he,runs,sits,eats,sleeps,0\na dog,it,barks,flies,swims,reads,1\n'
 const MRPC = ['Quality\t#1 ID\t#2 ID\t#1 String\t#2 String', '1\t1\t2\tthe quick brown fox\tthe fast brown fox', '0\t3\t4\tthe lazy dog\ta cat sat']
 
 /** Each command: its good input, and its argument line with IN and OUT to fill in. */
@@ -45,33 +52,29 @@ const COMMANDS: Record<string, {input: string; args: string; noOutput?: boolean}
   'eval glue': {input: 'glue-pred.tsv', args: 'eval glue --task mrpc --gold mrpc.tsv --pred IN', noOutput: true},
   'eval squad': {input: 'squad-pred.json', args: `eval squad --data ${SQUAD} --pred IN`, noOutput: true},
   'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true},
+  plot: {input: 'metrics.ndjson', args: 'plot IN --svg OUT'},
+  ...taskCommands(),
+  'eval compare': {input: 'nli-pred.txt', args: 'eval compare --task nli --gold nli.jsonl --a IN --b nli-pred.txt', noOutput: true},
 }
 
-function run(args: string[]): Promise<{code: number; stdout: string; stderr: string}> {
-  return new Promise((resolve) => {
-    const p = spawn('node', [bin, ...args], {cwd: tmp, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = ''
-    let stderr = ''
-    p.stdout.on('data', (d) => (stdout += d))
-    p.stderr.on('data', (d) => (stderr += d))
-    p.on('close', (code) => resolve({code: code ?? -1, stdout, stderr}))
-  })
-}
-
-/** At most `n` processes at a time (the machine is shared). */
-async function pool<T>(jobs: (() => Promise<T>)[], n: number): Promise<T[]> {
-  const out: T[] = new Array(jobs.length)
-  let next = 0
-  await Promise.all(
-    Array.from({length: n}, async () => {
-      while (next < jobs.length) {
-        const i = next++
-        out[i] = await jobs[i]()
-      }
-    }),
-  )
+/** finetune, predict and eval of the tasks with a file of their own (tacred, nli, swag, mrqa). */
+function taskCommands(): Record<string, {input: string; args: string; noOutput?: boolean}> {
+  const data: Record<string, [string, string]> = {
+    tacred: ['rel.jsonl', 'tacred-pred.txt'],
+    nli: ['nli.jsonl', 'nli-pred.txt'],
+    swag: ['swag.csv', 'swag-pred.txt'],
+    mrqa: ['mrqa.jsonl', 'mrqa-pred.json'],
+  }
+  const out: Record<string, {input: string; args: string; noOutput?: boolean}> = {}
+  for (const [task, [gold, pred]] of Object.entries(data)) {
+    out[`finetune ${task}`] = {input: gold, args: `finetune ${task} --train IN ${FT} ${MAXLEN[task]} --out OUT`}
+    out[`predict ${task}`] = {input: gold, args: `predict ${task} --model ft-${task}/checkpoint-1 --data IN --backend wasm -o OUT`}
+    out[`eval ${task}`] = {input: pred, args: `eval ${task} --${task === 'mrqa' ? 'data' : 'gold'} ${gold} --pred IN`, noOutput: true}
+  }
   return out
 }
+
+const run = (args: string[]) => spanAsync(args, tmp)
 
 let full: string | null = null
 beforeAll(() => {
@@ -83,6 +86,15 @@ beforeAll(() => {
   writeFileSync(join(tmp, 'mrpc.tsv'), MRPC.join('\n') + '\n')
   writeFileSync(join(tmp, 'ner.txt'), NER)
   writeFileSync(join(tmp, 'glue-pred.tsv'), 'index\tprediction\n0\t1\n1\t0\n')
+  writeFileSync(join(tmp, 'rel.jsonl'), `${REL('r')}\n${REL('no_relation')}\n`)
+  writeFileSync(join(tmp, 'tacred-pred.txt'), 'r\nno_relation\n')
+  writeFileSync(join(tmp, 'nli.jsonl'), `${NLI('entailment')}\n${NLI('neutral')}\n`)
+  writeFileSync(join(tmp, 'nli-pred.txt'), 'entailment\ncontradiction\n')
+  writeFileSync(join(tmp, 'swag.csv'), SWAG)
+  writeFileSync(join(tmp, 'swag-pred.txt'), '0\n1\n')
+  writeFileSync(join(tmp, 'mrqa.jsonl'), MRQA)
+  writeFileSync(join(tmp, 'mrqa-pred.json'), '{"q1": "Denver Broncos"}\n')
+  writeFileSync(join(tmp, 'metrics.ndjson'), '{"step":1,"loss":2}\n{"step":2,"loss":1}\n')
   writeFileSync(join(tmp, 'ner-pred.txt'), NER.replace(/ (\S+)\n/g, ' $1 $1\n')) // GOLD PRED columns: a perfect tagger
   const sq = JSON.parse(readFileSync(SQUAD, 'utf8')) as {data: {paragraphs: {qas: {id: string}[]}[]}[]}
   writeFileSync(
@@ -98,7 +110,15 @@ beforeAll(() => {
   sh(`node ${bin} finetune glue --task mrpc --train mrpc.tsv ${FT} --max-len 32 --out ft-glue > /dev/null`)
   sh(`node ${bin} finetune squad --train ${SQUAD} ${FT} --max-len 96 --max-query-len 16 --out ft-squad > /dev/null`)
   sh(`node ${bin} finetune ner --train ner.txt ${FT} --max-len 32 --out ft-ner > /dev/null`)
-  for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner']) expect(existsSync(join(tmp, ck, 'checkpoint-1')), ck).toBe(true)
+  for (const [task, file] of [
+    ['tacred', 'rel.jsonl'],
+    ['nli', 'nli.jsonl'],
+    ['swag', 'swag.csv'],
+    ['mrqa', 'mrqa.jsonl'],
+  ])
+    sh(`node ${bin} finetune ${task} --train ${file} ${FT} ${MAXLEN[task]} --out ft-${task} > /dev/null`)
+  for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner', 'ft-tacred', 'ft-nli', 'ft-swag', 'ft-mrqa'])
+    expect(existsSync(join(tmp, ck, 'checkpoint-1')), ck).toBe(true)
   const dir = join(tmp, 'full')
   mkdirSync(dir)
   if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]).status === 0) {
@@ -145,9 +165,9 @@ describe('the bad-input matrix', () => {
     expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
     if (full) expect(readdirSync(full)).toEqual(['filler'])
     console.log(
-      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults, eval's 3 without an output path${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
+      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults, evals' 3 without an output path${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
     )
-  }, 900_000) // 35 processes: about a minute on an idle 2-core machine, far more on a loaded one
+  }, 900_000) // 149 processes: about two minutes on an idle 2-core machine, far more on a loaded one
 
   it("usage errors exit 2 everywhere, in one line: oclif's integer flags and span's own number flags alike", async () => {
     const cases = [
