@@ -63,10 +63,23 @@ describe('empty input and a bad line: one source:line line, non-zero exit, nothi
     const p = sh(`${span} predict ner --model ner --data - --threads 1 | wc -c`)
     expect(p.code).toBe(1)
     expect(p.stdout.trim()).toBe('0')
-    expect(p.stderr).toBe('span predict ner: -: no token lines (not a CoNLL file?)\n')
+    expect(p.stderr).toBe('span predict ner: stdin: no token lines (not a CoNLL file?)\n')
     const e = sh(`${span} eval nli --gold n.jsonl --pred -`)
     expect([e.code, e.stdout]).toEqual([1, ''])
-    expect(e.stderr).toBe('span eval nli: -: 0 predictions for 6 labelled examples in n.jsonl (one per line, in order)\n')
+    expect(e.stderr).toBe('span eval nli: stdin: 0 predictions for 6 labelled examples in n.jsonl (one per line, in order)\n')
+  })
+
+  it('SQuAD JSON given to eval mrqa is named, not "invalid JSON"', () => {
+    file('squad.json', JSON.stringify({version: '1.1', data: [{title: 't', paragraphs: []}]}, null, 2))
+    file('p.json', '{}')
+    for (const data of ['squad.json', '- < squad.json']) {
+      const r = sh(`${span} eval mrqa --data ${data} --pred p.json`)
+      const name = data === 'squad.json' ? 'squad.json' : 'stdin'
+      expect([r.code, r.stdout]).toEqual([1, ''])
+      expect(r.stderr).toBe(
+        `span eval mrqa: ${name}:1: one JSON object over several lines (SQuAD JSON: span finetune|predict|eval squad read it); expected one JSON object per line or a JSON list\n`,
+      )
+    }
   })
 
   it('nli: a bad JSON line in the middle of stdin stops predict before any output', () => {

@@ -10,3 +10,8 @@ export class SpanError extends Error {
 export function errorAt(source: string, line: number, message: string): SpanError {
   return new SpanError(`${source === '-' ? 'stdin' : source}:${line}: ${message}`)
 }
+
+/** `source: message` for an error about a whole input (`-` is named stdin, as errorAt names it). */
+export function errorIn(source: string, message: string): SpanError {
+  return new SpanError(`${source === '-' ? 'stdin' : source}: ${message}`)
+}

@@ -1,5 +1,5 @@
 /** Accuracy of one-label-per-line predictions against gold labels (NLI, SWAG). */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {readTextLines} from './records.js'
 
 export interface Accuracy {
@@ -12,10 +12,10 @@ export interface Accuracy {
 export function readLabelLines(gold: readonly string[], predPath: string, labels: readonly string[], goldPath: string): string[] {
   const pred = readTextLines(predPath).map((l) => l.trim())
   if (pred.length !== gold.length)
-    throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
+    throw errorIn(predPath, `${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
   const bad = pred.findIndex((p) => !labels.includes(p))
   if (bad >= 0) throw errorAt(predPath, bad + 1, `unknown label ${JSON.stringify(pred[bad])} (expected one of ${labels.join(', ')})`)
-  if (gold.length === 0) throw new SpanError(`${goldPath}: no labelled examples`)
+  if (gold.length === 0) throw errorIn(goldPath, `no labelled examples`)
   return pred
 }
 

@@ -5,7 +5,7 @@
  */
 import {gunzipSync} from 'node:zlib'
 import {readFileSync} from 'node:fs'
-import {SpanError, errorAt} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {readStdinSync} from '../../util/stdin.js'
 import {parseJsonText} from '../squad/json.js'
 
@@ -21,24 +21,24 @@ export function readTaskText(path: string): string {
     bytes = path === '-' ? readStdinSync() : readFileSync(path)
   } catch (err) {
     const code = (err as {code?: string}).code
-    throw new SpanError(`${path}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`}`)
+    throw errorIn(path, `${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`}`)
   }
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
       bytes = gunzipSync(bytes)
     } catch {
-      throw new SpanError(`${path}: corrupt gzip data`)
+      throw errorIn(path, `corrupt gzip data`)
     }
   }
   const text = bytes.toString('utf8')
-  if (text.includes('\u0000')) throw new SpanError(`${path}: binary input (NUL byte); expected UTF-8 text`)
+  if (text.includes('\u0000')) throw errorIn(path, `binary input (NUL byte); expected UTF-8 text`)
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }
 
 /** The records of a JSON list (`[` first) or of JSON lines (blank lines skipped). */
 export function readJsonRecords(path: string, text = readTaskText(path)): JsonRecord[] {
   const first = text.trimStart()[0]
-  if (first === undefined) throw new SpanError(`${path}: empty file`)
+  if (first === undefined) throw errorIn(path, `empty file`)
   if (first === '[') {
     const list = parseJsonText(text, path)
     if (!Array.isArray(list)) throw errorAt(path, 1, 'expected a JSON list of records')
@@ -52,10 +52,28 @@ export function readJsonRecords(path: string, text = readTaskText(path)): JsonRe
     try {
       out.push({value: JSON.parse(s), line: i + 1})
     } catch (err) {
+      if (out.length === 0 && isOneDocument(text)) throw errorAt(path, i + 1, oneDocumentMessage(text))
       throw errorAt(path, i + 1, `invalid JSON (${(err as Error).message.split('\n')[0]}); expected one JSON object per line or a JSON list`)
     }
   })
   return out
+}
+
+/** Whether the whole text is one JSON object over several lines (pretty-printed), not JSON lines. */
+function isOneDocument(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text)
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+  } catch {
+    return false
+  }
+}
+
+/** What a pretty-printed JSON object is, named; SQuAD's `{"version", "data"}` with the command that reads it. */
+function oneDocumentMessage(text: string): string {
+  const o = JSON.parse(text) as Record<string, unknown>
+  const squad = Array.isArray(o.data) && 'version' in o ? ' (SQuAD JSON: span finetune|predict|eval squad read it)' : ''
+  return `one JSON object over several lines${squad}; expected one JSON object per line or a JSON list`
 }
 
 /** The 1-based line on which each top-level element of a JSON array begins. */

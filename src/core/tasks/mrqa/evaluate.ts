@@ -1,5 +1,5 @@
 /** `span eval mrqa`: the official scorer over an MRQA data file and a `{qid: text}` file. */
-import {SpanError} from '../../stream/errors.js'
+import {errorIn} from '../../util/errors.js'
 import {answerDict, evaluateMrqa, type MrqaResult} from '../../metrics/mrqa.js'
 import {readPredictionsFile} from '../squad/index.js'
 import {readMrqaFile} from './read.js'
@@ -16,6 +16,6 @@ export function evaluateMrqaFiles(dataPath: string, predPath: string, skipNoAnsw
   const missing = [...answers.keys()].filter((q) => !preds.has(q))
   const unknown = [...preds.keys()].filter((q) => !answers.has(q))
   if (preds.size > 0 && missing.length === answers.size)
-    throw new SpanError(`${predPath}: none of its ${preds.size} predictions is for a question of ${dataPath} (predictions for another dataset?)`)
+    throw errorIn(predPath, `none of its ${preds.size} predictions is for a question of ${dataPath} (predictions for another dataset?)`)
   return {result: evaluateMrqa(answers, preds, skipNoAnswer), missing, unknown}
 }

@@ -5,7 +5,7 @@
  * SQuAD windows and decoding serve MRQA; the training answer is the earliest detected char span
  * (SpanBERT's run_mrqa.py read_mrqa_examples: sorted spans, the first).
  */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {asObject, readJsonRecords, stringField} from '../common/records.js'
 import type {SquadExample} from '../squad/dataset.js'
 import type {MrqaQuestion} from '../../metrics/mrqa.js'
@@ -32,7 +32,7 @@ export function readMrqaFile(path: string, opts: {needSpans: boolean}): MrqaFile
     const cps = [...context]
     o.qas.forEach((qa, q) => readQuestion(qa, q, cps, context, out, opts, path, r.line))
   })
-  if (out.examples.length === 0) throw new SpanError(`${path}: no questions in the file`)
+  if (out.examples.length === 0) throw errorIn(path, `no questions in the file`)
   return out
 }
 

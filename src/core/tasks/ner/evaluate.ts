@@ -7,7 +7,7 @@
  * Blank and -DOCSTART- lines come from G; a prediction file with another number of -DOCSTART- lines
  * is aligned on its token lines (those lines then get O, as conlleval sees them in G).
  */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {ConllFormatError, conllCount, splitConllLine, type ConllCounts} from '../../metrics/conlleval.js'
 import {readTaskText} from '../common/records.js'
 import {parseConll, type ConllFile, type ConllLine} from './read.js'
@@ -20,7 +20,7 @@ export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
   const pl = pred.lines.filter(keep)
   const gt = gold.lines.filter(keep)
   if (pl.length !== gt.length)
-    throw new SpanError(`${pred.source}: ${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
+    throw errorIn(pred.source, `${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
   const predOf = new Map<ConllLine, string>()
   gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred)))
   return gold.lines.map((g) => (g.kind === 'blank' ? [] : [...g.fields, predOf.get(g) ?? 'O']))
@@ -65,7 +65,7 @@ export function nerTagPairs(goldPath: string, predPath: string): {gold: string[]
     out.gold.push(g.fields[g.fields.length - 1])
     out.pred.push(rows[i][rows[i].length - 1])
   })
-  if (out.gold.length === 0) throw new SpanError(`${goldPath}: no token lines`)
+  if (out.gold.length === 0) throw errorIn(goldPath, `no token lines`)
   return out
 }
 

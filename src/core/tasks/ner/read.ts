@@ -5,7 +5,7 @@
  * with `B-`); the scheme is detected unless given. span trains on IOB2 tags and writes
  * predictions back in the file's scheme.
  */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {readTaskText} from '../common/records.js'
 
 export type TagScheme = 'iob1' | 'iob2'
@@ -63,7 +63,7 @@ export function parseConll(text: string, source: string, opts: {labeled: boolean
     cur.push(lines.length - 1)
   })
   close()
-  if (sentences.length === 0) throw new SpanError(`${source}: no token lines (not a CoNLL file?)`)
+  if (sentences.length === 0) throw errorIn(source, `no token lines (not a CoNLL file?)`)
   return {source, lines, sentences, width, labeled: opts.labeled}
 }
 

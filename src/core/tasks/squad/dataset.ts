@@ -3,7 +3,7 @@
  * "qas": [...]}]}]}` files) read into flat examples, as run_squad's read_squad_examples does.
  * Offsets are Python's: code points of the context, not UTF-16 units.
  */
-import {SpanError} from '../../stream/errors.js'
+import {errorIn, SpanError} from '../../util/errors.js'
 import {readJsonFile} from './json.js'
 
 export type SquadVersion = '1.1' | '2.0'
@@ -45,7 +45,7 @@ export function readSquadFile(path: string, opts: ReadOptions = {}): SquadDatase
 
 /** Validates parsed SQuAD JSON (see readSquadFile). */
 export function parseSquad(json: unknown, source: string, opts: ReadOptions = {}): SquadDataset {
-  const ctx: Ctx = {bad: (where, what) => new SpanError(`${source}: not a SQuAD dataset: ${where} ${what}`), sawImpossible: false}
+  const ctx: Ctx = {bad: (where, what) => errorIn(source, `not a SQuAD dataset: ${where} ${what}`), sawImpossible: false}
   if (!isObject(json)) throw ctx.bad('the top level', 'is not an object')
   if (!Array.isArray(json.data)) throw ctx.bad('the top level', 'has no "data" list')
   const examples: SquadExample[] = []
@@ -54,11 +54,11 @@ export function parseSquad(json: unknown, source: string, opts: ReadOptions = {}
     const title = typeof article.title === 'string' ? article.title : ''
     article.paragraphs.forEach((p, i) => examples.push(...readParagraph(p, `data[${a}].paragraphs[${i}]`, title, ctx)))
   })
-  if (examples.length === 0) throw new SpanError(`${source}: no questions in the dataset`)
+  if (examples.length === 0) throw errorIn(source, `no questions in the dataset`)
   if (opts.checkOffsets) for (const ex of examples) checkAnswerOffsets(ex, source)
   const declared = typeof json.version === 'string' ? json.version : null
   if (declared !== null && /^v?\d+(\.\d+)*$/i.test(declared) && !/^v?(1\.0|1\.1|2\.0)$/i.test(declared)) {
-    throw new SpanError(`${source}: "version" is ${JSON.stringify(declared)}; span reads SQuAD v1.1 and v2.0 only`)
+    throw errorIn(source, `"version" is ${JSON.stringify(declared)}; span reads SQuAD v1.1 and v2.0 only`)
   }
   return {source, declaredVersion: declared, version: detectVersion(declared, ctx.sawImpossible), examples}
 }
@@ -108,7 +108,7 @@ export function checkAnswerOffsets(ex: SquadExample, source: string): void {
     const len = Array.from(a.text).length
     const found = chars.slice(a.start, a.start + len).join('')
     if (found !== a.text) {
-      throw new SpanError(`${source}: question ${ex.id}: answer ${k} ${JSON.stringify(a.text)} is not at answer_start ${a.start} of its context (found ${JSON.stringify(found)})`)
+      throw errorIn(source, `question ${ex.id}: answer ${k} ${JSON.stringify(a.text)} is not at answer_start ${a.start} of its context (found ${JSON.stringify(found)})`)
     }
   })
 }

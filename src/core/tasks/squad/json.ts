@@ -3,7 +3,7 @@
  * name the file and, for syntax errors, the line and column (JSON.parse does not always say).
  */
 import {readFileSync} from 'node:fs'
-import {SpanError, errorAt} from '../../stream/errors.js'
+import {errorAt, errorIn, SpanError} from '../../util/errors.js'
 import {readStdinSync} from '../../util/stdin.js'
 
 /** A whole UTF-8 file (`-`: stdin); a missing or unreadable one is a SpanError naming it. */
@@ -12,7 +12,7 @@ export function readTextFile(path: string): string {
     return path === '-' ? readStdinSync().toString('utf8') : readFileSync(path, 'utf8')
   } catch (err) {
     const code = (err as {code?: string}).code
-    throw new SpanError(`${path}: ${code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (err as Error).message})`}`)
+    throw errorIn(path, `${code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (err as Error).message})`}`)
   }
 }
 
@@ -24,7 +24,7 @@ export function readJsonFile(path: string): unknown {
 /** JSON.parse with the error's place as `source:line: ... (column c)`; a leading BOM is skipped. */
 export function parseJsonText(text: string, source: string): unknown {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-  if (text.trim() === '') throw new SpanError(`${source}: empty file, expected JSON`)
+  if (text.trim() === '') throw errorIn(source, `empty file, expected JSON`)
   try {
     return JSON.parse(text)
   } catch {

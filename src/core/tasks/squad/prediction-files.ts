@@ -2,14 +2,14 @@
  * The files `span eval squad` scores: predictions.json ({id: text}) and a v2.0 na-prob file
  * ({id: number}, e.g. null_odds.json), read into Maps in file order.
  */
-import {SpanError} from '../../stream/errors.js'
+import {errorIn} from '../../util/errors.js'
 import {objectKeysInFileOrder, parseJsonText, readTextFile} from './json.js'
 
 /** A JSON file holding one object, with its keys in file order. */
 function readObjectFile(path: string, what: string): {obj: Record<string, unknown>; keys: string[]} {
   const text = readTextFile(path)
   const json = parseJsonText(text, path)
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new SpanError(`${path}: ${what} must be one JSON object {"question id": ...}`)
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw errorIn(path, `${what} must be one JSON object {"question id": ...}`)
   return {obj: json as Record<string, unknown>, keys: objectKeysInFileOrder(text.replace(/^\ufeff/, ''))}
 }
 
@@ -19,7 +19,7 @@ export function readPredictionsFile(path: string): Map<string, string> {
   const out = new Map<string, string>()
   for (const k of keys) {
     const v = obj[k]
-    if (typeof v !== 'string') throw new SpanError(`${path}: the prediction for ${k} is not a string (${JSON.stringify(v)})`)
+    if (typeof v !== 'string') throw errorIn(path, `the prediction for ${k} is not a string (${JSON.stringify(v)})`)
     out.set(k, v)
   }
   return out
@@ -31,7 +31,7 @@ export function readNaProbsFile(path: string): Map<string, number> {
   const out = new Map<string, number>()
   for (const k of keys) {
     const v = obj[k]
-    if (typeof v !== 'number') throw new SpanError(`${path}: the na-prob of ${k} is not a number (${JSON.stringify(v)})`)
+    if (typeof v !== 'number') throw errorIn(path, `the na-prob of ${k} is not a number (${JSON.stringify(v)})`)
     out.set(k, v)
   }
   return out

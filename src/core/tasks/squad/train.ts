@@ -9,7 +9,7 @@ import {writeFile} from 'node:fs/promises'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../metrics/squad.js'
 import {type CheckpointFile, VOCAB_FILE} from '../../model/checkpoint.js'
 import {type BertForQuestionAnswering, type QaHostBatch, qaModelFiles} from '../../model/qa.js'
-import {SpanError} from '../../stream/errors.js'
+import {errorIn, SpanError} from '../../util/errors.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {DevScores, TaskAdapter} from '../../train/adapter.js'
 import {type FinetuneSettings, configFiles, vocabBytes} from '../../train/finetune-config.js'
@@ -67,14 +67,14 @@ export function buildTrainWindows(data: SquadDataset, version: SquadVersion, tok
     if (r.answerNotFound) skipped++
     for (const f of r.features) windows.push({ids: Int32Array.from(f.ids), docOffset: f.docOffset, start: f.start, end: f.end})
   })
-  if (windows.length === 0) throw new SpanError(`${data.source}: no question could be used for training (no answer found in its passage)`)
+  if (windows.length === 0) throw errorIn(data.source, `no question could be used for training (no answer found in its passage)`)
   return {windows, skipped}
 }
 
 /** run_squad: "For training, each question should have exactly 1 answer" (v1.1). */
 function checkV1Trainable(ex: SquadExample, source: string): void {
   if (ex.answers.length === 0 || ex.isImpossible) {
-    throw new SpanError(`${source}: question ${ex.id} has no answer, which SQuAD v1.1 training cannot use (a v2.0 dataset? use --version 2.0)`)
+    throw errorIn(source, `question ${ex.id} has no answer, which SQuAD v1.1 training cannot use (a v2.0 dataset? use --version 2.0)`)
   }
 }
 

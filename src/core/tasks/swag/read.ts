@@ -4,7 +4,7 @@
  * (or `endings` as a list). As in BERT's SWAG runs (pytorch-pretrained-BERT run_swag.py), the
  * context is sent1 and each choice is `sent2 + " " + ending`.
  */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {asObject, readJsonRecords, readTaskText} from '../common/records.js'
 
 export interface SwagExample {
@@ -81,7 +81,7 @@ export function readSwagFile(path: string, opts: {requireLabel: boolean}): SwagE
   if (first === '{' || first === '[')
     return readJsonRecords(path, text).map((r, i) => fromObject(asObject(r, path), String(i), path, r.line, opts.requireLabel))
   const rows = parseCsv(text, path)
-  if (rows.length === 0) throw new SpanError(`${path}: empty file`)
+  if (rows.length === 0) throw errorIn(path, `empty file`)
   const header = rows[0].fields
   if (!header.includes('sent1') || !header.includes('ending0')) throw errorAt(path, 1, 'not a SWAG CSV: the header has no sent1 and ending0 columns')
   return rows.slice(1).map((r) => {

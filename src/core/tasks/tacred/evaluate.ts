@@ -3,7 +3,7 @@
  * `relation` fields) or from a file of one label per line (what the official scorer reads);
  * predictions one label per line in the same order.
  */
-import {errorAt, SpanError} from '../../stream/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {scoreRelations, type RelationReport} from '../../metrics/tacred.js'
 import {readTaskText, readTextLines} from '../common/records.js'
 import {readRelationFile} from './read.js'
@@ -19,7 +19,7 @@ export function goldRelations(path: string): string[] {
 export function readRelationPredictions(gold: readonly string[], predPath: string, goldPath: string): string[] {
   const pred = readTextLines(predPath)
   if (gold.length !== pred.length)
-    throw new SpanError(`${predPath}: ${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
+    throw errorIn(predPath, `${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
   const empty = pred.findIndex((p) => p.trim() === '')
   if (empty >= 0) throw errorAt(predPath, empty + 1, 'empty label')
   return pred
