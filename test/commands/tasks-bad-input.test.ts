@@ -48,7 +48,13 @@ const cases: [string, string, string, string, RegExp, string[]?][] = [
     /^n3d\.conll:4: tag type XYZ does not occur in .*n3\.conll$/,
     ['--dev', file('n3d.conll', `${CONLL}\nGerman JJ I-NP I-XYZ\n`)],
   ],
-  ['mrqa', 'wrong format', 'm.json', '{\n  "data": []\n}\n', /^m\.json:1: one JSON object over several lines; expected one JSON object per line or a JSON list$/],
+  [
+    'mrqa',
+    'wrong format',
+    'm.json',
+    '{\n  "data": []\n}\n',
+    /^m\.json:1: one JSON object over several lines; expected one JSON object per line or a JSON list$/,
+  ],
   ['mrqa', 'missing field', 'm1.jsonl', mrqa({question: undefined}), /^m1\.jsonl:2: missing field "question"$/],
   [
     'mrqa',

@@ -3,7 +3,7 @@
  * name the file and, for syntax errors, the line and column (JSON.parse does not always say).
  */
 import {readFileSync} from 'node:fs'
-import {errorAt, errorIn, SpanError} from '../../util/errors.js'
+import {errorAt, errorIn} from '../../util/errors.js'
 import {readStdinSync} from '../../util/stdin.js'
 
 /** A whole UTF-8 file (`-`: stdin); a missing or unreadable one is a SpanError naming it. */
