@@ -1,8 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, binaryFlag, ioFlags} from '../base.js'
 import type {BinaryMode} from '../core/stream/bytelines.js'
-import {SpanError, errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
+import {SpanError, errorAt, openSource, readNdjson} from '../core/stream/index.js'
 import {BasicScanner} from '../core/text/basic.js'
+import {rawPieces} from '../core/text/long-line.js'
 import {WordCounter, learnWordPiece} from '../core/text/vocab-learn.js'
 
 export default class Vocab extends SpanCommand {
@@ -30,7 +31,7 @@ export default class Vocab extends SpanCommand {
     const scanner = new BasicScanner(Boolean(flags.uncased))
     const counter = new WordCounter()
     if (flags.field === undefined) {
-      for await (const {text} of readLines(src, flags.binary as BinaryMode)) counter.add(scanner.basic(text))
+      for await (const text of rawPieces(src, flags.binary as BinaryMode, scanner.table)) counter.add(scanner.basic(text))
     } else {
       for await (const rec of readNdjson(src)) {
         const text = rec.value[flags.field]

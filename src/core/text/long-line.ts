@@ -1,7 +1,8 @@
 import {closeSync, openSync, readSync, unlinkSync, writeSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import type {LongLines} from '../stream/bytelines.js'
+import {type BinaryMode, type LongLines, readLineBatches} from '../stream/bytelines.js'
+import type {Source} from '../stream/lines.js'
 import {utf8Decode, utf8Length} from './basic.js'
 import {Kind, type CharTable} from './chars.js'
 
@@ -15,6 +16,16 @@ export const PIECE_BYTES = 1 << 18
 /** Cuts by the tokenizer's character table (see safeCut). */
 export function longLines(table: CharTable, bytes = PIECE_BYTES): LongLines {
   return {bytes, cut: (buf, e) => safeCut(table, buf, e)}
+}
+
+/**
+ * The lines of raw text as strings, a long line as pieces cut by safeCut (`span vocab`): the words
+ * BERT's BasicTokenizer finds in the pieces are those of the whole line.
+ */
+export async function* rawPieces(src: Source, binary: BinaryMode, table: CharTable): AsyncGenerator<string> {
+  for await (const b of readLineBatches(src, Infinity, binary, longLines(table))) {
+    for (let i = 0; i < b.count; i++) yield b.buf.toString('utf8', b.start[i], b.end[i])
+  }
 }
 
 /**
