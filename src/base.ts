@@ -7,7 +7,7 @@ import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir, releaseAllLocks} from './core/util/lock.js'
 import {outputTarget} from './core/util/target.js'
-import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno} from './core/util/fs-errors.js'
+import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno, isStringTooLong} from './core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
 
@@ -141,6 +141,7 @@ export abstract class SpanCommand extends Command {
     if (err instanceof SpanError) return this.fail(err.message, err.exitCode)
     if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
     if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
+    if (isStringTooLong(err)) return this.fail('an input too large to read as one string (over 512 MB): a file or line this command holds whole', 1)
     return super.catch(err)
   }
 

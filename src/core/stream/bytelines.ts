@@ -1,4 +1,5 @@
 import {errorAt, type SpanError} from './errors.js'
+import {MAX_STRING_LENGTH} from '../util/errors.js'
 import type {Source} from './lines.js'
 
 /**
@@ -79,9 +80,6 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
     yield batch
   }
 }
-
-/** V8's longest string (UTF-16 code units; a UTF-8 line of at most this many bytes decodes to one string). */
-export const MAX_STRING_LENGTH = 0x1fffffe8
 
 /** The error of a line longer than --max-line-mb allows, or than one string holds (raw text read whole). */
 function tooLong(source: string, no: number, maxLine: number): SpanError {

@@ -15,3 +15,12 @@ export function errorAt(source: string, line: number, message: string): SpanErro
 export function errorIn(source: string, message: string): SpanError {
   return new SpanError(`${source === '-' ? 'stdin' : source}: ${message}`)
 }
+
+/** V8's longest string (UTF-16 code units): UTF-8 of at most this many bytes decodes to one string. */
+export const MAX_STRING_LENGTH = 0x1fffffe8
+
+/** A whole input as one string; one larger than a string can hold is an error naming it. */
+export function decodeWhole(bytes: Buffer, source: string): string {
+  if (bytes.length > MAX_STRING_LENGTH) throw errorIn(source, `${Math.round(bytes.length / 2 ** 20)} MB, more than one string holds (512 MB); this command reads the file whole`)
+  return bytes.toString('utf8')
+}

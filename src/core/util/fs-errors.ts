@@ -56,6 +56,9 @@ export function isAllocationError(err: unknown): err is RangeError {
   return err instanceof RangeError && /array (buffer )?(allocation|length)|invalid (typed )?array length|out of memory/i.test(err.message)
 }
 
+/** Node's ERR_STRING_TOO_LONG: an input decoded to one string longer than V8 allows (about 512 MB). */
+export const isStringTooLong = (err: unknown): boolean => (err as {code?: unknown} | null)?.code === 'ERR_STRING_TOO_LONG'
+
 /**
  * What a training run does when its metrics cannot be written: a closed pipe (`| head`) costs
  * nothing but the metrics (one notice, training goes on, exit 0); any other write error (a full

@@ -5,7 +5,7 @@
  */
 import {gunzipSync} from 'node:zlib'
 import {readFileSync} from 'node:fs'
-import {errorAt, errorIn} from '../../util/errors.js'
+import {decodeWhole, errorAt, errorIn} from '../../util/errors.js'
 import {readStdinSync} from '../../util/stdin.js'
 import {parseJsonText} from '../squad/json.js'
 
@@ -30,7 +30,7 @@ export function readTaskText(path: string): string {
       throw errorIn(path, `corrupt gzip data`)
     }
   }
-  const text = bytes.toString('utf8')
+  const text = decodeWhole(bytes, path)
   if (text.includes('\u0000')) throw errorIn(path, `binary input (NUL byte); expected UTF-8 text`)
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
 }

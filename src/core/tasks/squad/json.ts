@@ -3,14 +3,15 @@
  * name the file and, for syntax errors, the line and column (JSON.parse does not always say).
  */
 import {readFileSync} from 'node:fs'
-import {errorAt, errorIn} from '../../util/errors.js'
+import {decodeWhole, errorAt, errorIn, SpanError} from '../../util/errors.js'
 import {readStdinSync} from '../../util/stdin.js'
 
 /** A whole UTF-8 file (`-`: stdin); a missing or unreadable one is a SpanError naming it. */
 export function readTextFile(path: string): string {
   try {
-    return path === '-' ? readStdinSync().toString('utf8') : readFileSync(path, 'utf8')
+    return decodeWhole(path === '-' ? readStdinSync() : readFileSync(path), path)
   } catch (err) {
+    if (err instanceof SpanError) throw err
     const code = (err as {code?: string}).code
     throw errorIn(path, `${code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (err as Error).message})`}`)
   }
