@@ -42,12 +42,13 @@ export const maxLineBytes = (): number => maxRecordBytes
  * error at its line, before it is gathered.
  */
 export async function* readLineBatches(src: Source, maxLine = Infinity, binary: BinaryMode = 'refuse', long?: LongLines): AsyncGenerator<LineBatch> {
-  let [carry, carried, no]: [Buffer[], number, number] = [[], 0, 1] // an unfinished line from earlier chunks, its bytes; the line number
+  let carry: Buffer[] = [] // an unfinished line from earlier chunks
+  let carried = 0
+  let no = 1
   const batch: LineBatch = {buf: Buffer.alloc(0), start: new Int32Array(1024), end: new Int32Array(1024), count: 0, firstNo: 1}
   const checkNul = binary === 'refuse' ? refuseNul : () => {}
   let first = binary === 'detect'
   let nextTry = long?.bytes ?? Infinity // carried bytes at which to look for a cut (doubles after a failed look)
-  const bound = long ? maxLine : Math.min(maxLine, MAX_STRING_LENGTH) // a line read whole must fit one string
   for await (const chunk of src.stream as AsyncIterable<Buffer | string>) {
     const part = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
     if (first) sniffText(part.subarray(0, 8192), src.name)
@@ -57,7 +58,7 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
       checkNul(part, 0, part.length, no, src.name)
       carry.push(part)
       carried += part.length
-      if (carried > bound) throw tooLong(src.name, no, maxLine)
+      if (carried > maxLine) throw tooLong(src.name, no, maxLine)
       if (long && carried > nextTry) {
         const rest = cutPiece(carry, long, batch, no)
         carry = [rest ?? batch.buf]; carried = carry[0].length
@@ -66,7 +67,7 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
       }
       continue
     }
-    if (carried + last > bound) throw tooLong(src.name, no, maxLine)
+    if (carried + last > maxLine) throw tooLong(src.name, no, maxLine)
     const buf = carry.length > 0 ? Buffer.concat([...carry, part]) : part
     const limit = buf.length - (part.length - last - 1)
     carry = limit < buf.length ? [buf.subarray(limit)] : []; carried = buf.length - limit
@@ -81,9 +82,9 @@ export async function* readLineBatches(src: Source, maxLine = Infinity, binary: 
   }
 }
 
-/** The error of a line longer than --max-line-mb allows, or than one string holds (raw text read whole). */
+/** The error of a line longer than --max-line-mb allows, or than one string holds (readLines' bound). */
 function tooLong(source: string, no: number, maxLine: number): SpanError {
-  if (maxLine <= MAX_STRING_LENGTH) return errorAt(source, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
+  if (maxLine !== MAX_STRING_LENGTH) return errorAt(source, no, `a line longer than ${maxLine / 2 ** 20} MB (--max-line-mb); not one record per line?`)
   return errorAt(source, no, 'a line longer than 512 MB, more than one string holds; break it into lines (span tokenize and span vocab read a line of any length)')
 }
 

@@ -3,6 +3,7 @@ import {stat} from 'node:fs/promises'
 import type {Readable} from 'node:stream'
 import {readLineBatches, type BinaryMode} from './bytelines.js'
 import {SpanError} from './errors.js'
+import {MAX_STRING_LENGTH} from '../util/errors.js'
 
 /** A named input: `-` is stdin, anything else a file path. */
 export interface Source {
@@ -36,10 +37,11 @@ export interface Line {
  * a `\r` before `\n` dropped). `binary` says what a NUL byte means (BinaryMode): in record and
  * table files (`refuse`, the default) binary input; in raw text (`--binary`, detect by default)
  * a character BERT's _clean_text drops, unless the first 8 KB look binary. `maxLine` bounds a
- * line's bytes (--max-line-mb for JSONL, readLineBatches).
+ * line's bytes (--max-line-mb for JSONL, readLineBatches), and V8's longest string bounds it in any case.
  */
 export async function* readLines(src: Source, binary: BinaryMode = 'refuse', maxLine = Infinity): AsyncGenerator<Line> {
-  for await (const b of readLineBatches(src, maxLine, binary)) {
+  // each line becomes one string: never longer than a string can be
+  for await (const b of readLineBatches(src, Math.min(maxLine, MAX_STRING_LENGTH), binary)) {
     for (let i = 0; i < b.count; i++) yield {text: b.buf.toString('utf8', b.start[i], b.end[i]), no: b.firstNo + i}
   }
 }

@@ -49,6 +49,13 @@ describe('readLines', () => {
     const stream = Readable.from([Buffer.from('he'), Buffer.from('llo\nwor'), Buffer.from('ld\n')])
     expect((await collect(readLines({name: 'x', stream}))).map((l) => l.text)).toEqual(['hello', 'world'])
   })
+
+  it('refuses a line longer than one string can hold, at its line, before gathering it', async () => {
+    const chunk = Buffer.alloc(64 * 2 ** 20, 'a') // the same 64 MB chunk, 9 times: 576 MB of one line, 64 MB of memory
+    const stream = Readable.from([Buffer.from('short\n'), ...Array.from({length: 9}, () => chunk)])
+    await expect(collect(readLines({name: 'big.txt', stream}, 'detect')))
+      .rejects.toThrow('big.txt:2: a line longer than 512 MB, more than one string holds; break it into lines (span tokenize and span vocab read a line of any length)')
+  })
 })
 
 describe('readNdjson', () => {
