@@ -43,6 +43,29 @@ function expectNoLeak(stderr: string, steps: number): void {
   }
 }
 
+/** `mpirun -np 2 ARGV` running: its output so far, its end, and a wait for a logged step. */
+function mpiJob(argv: string[]) {
+  const job = spawn(MPI[0], [...MPI.slice(1), ...argv], {cwd: root, env})
+  const out = {stdout: '', stderr: ''}
+  job.stdout.on('data', (d) => (out.stdout += d))
+  job.stderr.on('data', (d) => (out.stderr += d))
+  const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
+  const untilStep = async (n: number) => {
+    while (!out.stdout.includes(`"step":${n},`)) await new Promise((r) => setTimeout(r, 100))
+  }
+  return {job, out, ended, untilStep}
+}
+
+/** The job interrupted with SIGINT once step 2 is logged: exit code, stderr, metrics records and the last one. */
+async function interruptAtStep2(argv: string[]) {
+  const j = mpiJob(argv)
+  await j.untilStep(2)
+  j.job.kill('SIGINT')
+  const code = await j.ended
+  const recs = records(j.out.stdout)
+  return {code, stderr: j.out.stderr, recs, last: recs.at(-1) as Record<string, unknown>}
+}
+
 async function weights(dir: string): Promise<Map<string, Float32Array>> {
   const f = await readSafetensors(join(dir, 'model.safetensors'))
   return new Map([...f.tensors].map(([k, t]) => [k, toFloat32(t)]))
@@ -244,17 +267,8 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
 
   it('SIGINT to mpirun: every rank stops after the same step and rank 0 saves one checkpoint', async () => {
     const out = join(tmp, 'interrupted')
-    const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
-    let stdout = ''
-    let stderr = ''
-    job.stdout.on('data', (d) => (stdout += d))
-    job.stderr.on('data', (d) => (stderr += d))
-    const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
-    while (!stdout.includes('"step":2,')) await new Promise((r) => setTimeout(r, 100))
-    job.kill('SIGINT')
-    expect(await ended).not.toBe(0)
-    const recs = records(stdout)
-    const last = recs.at(-1) as Record<string, unknown>
+    const {code, stderr, recs, last} = await interruptAtStep2(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out])
+    expect(code).not.toBe(0)
     expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: join(out, `checkpoint-${String(recs.at(-2)?.step)}`)})
     expect(JSON.parse(readFileSync(join(out, `checkpoint-${String(last.step)}`, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
     expect(stderr.match(/^span pretrain: SIG\w+ at step \d+: saving a checkpoint/gm)).toHaveLength(1)
@@ -266,17 +280,8 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 40}, (_, i) => `film ${i} was ${i % 2 ? 'good' : 'bad'}\t${i % 2}`).join('\n') + '\n')
     const out = join(tmp, 'ft-int')
     const ft = ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '500', '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', '4', '--out', out]
-    const job = spawn(MPI[0], [...MPI.slice(1), ...ft], {cwd: root, env})
-    let stdout = ''
-    let stderr = ''
-    job.stdout.on('data', (d) => (stdout += d))
-    job.stderr.on('data', (d) => (stderr += d))
-    const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
-    while (!stdout.includes('"step":2,')) await new Promise((r) => setTimeout(r, 100))
-    job.kill('SIGINT')
-    expect(await ended).not.toBe(0)
-    const recs = records(stdout)
-    const last = recs.at(-1) as Record<string, unknown>
+    const {code, stderr, recs, last} = await interruptAtStep2(ft)
+    expect(code).not.toBe(0)
     expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: join(out, `checkpoint-${String(recs.at(-2)?.step)}`)})
     expect(recs.filter((r) => 'checkpoint' in r && r.step === last.step)).toHaveLength(1)
     expect(JSON.parse(readFileSync(join(out, `checkpoint-${String(last.step)}`, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
@@ -289,13 +294,8 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
 
   it('ends the job within 60 s, naming the rank, when a rank is killed mid-run', async () => {
     const out = join(tmp, 'killed')
-    const job = spawn(MPI[0], [...MPI.slice(1), 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], {cwd: root, env})
-    let stdout = ''
-    let stderr = ''
-    job.stdout.on('data', (d) => (stdout += d))
-    job.stderr.on('data', (d) => (stderr += d))
-    const ended = new Promise<number | null>((resolve) => job.on('close', (code) => resolve(code)))
-    while (!stdout.includes('"step":3,')) await new Promise((r) => setTimeout(r, 100))
+    const {out: output, ended, untilStep} = mpiJob(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out])
+    await untilStep(3)
     const rank1 = readdirSync(`/proc`).filter((p) => /^\d+$/.test(p)).find((p) => {
       try {
         const e = readFileSync(`/proc/${p}/environ`, 'utf8')
@@ -310,7 +310,7 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     const code = await ended
     expect(Date.now() - t0).toBeLessThan(60_000)
     expect(code).not.toBe(0)
-    expect(stderr).toMatch(/process rank 1 .*exited on signal 9/)
+    expect(output.stderr).toMatch(/process rank 1 .*exited on signal 9/)
   }, 120_000)
 })
 
