@@ -16,10 +16,11 @@
  * BENCH_SST2_N (5000), BENCH_MRPC_N (2000; 0 = all), BENCH_EPOCHS (2), BENCH_MAX_LEN (64), BENCH_LR (3e-4),
  * BENCH_BATCH (32), BENCH_SEED (1), BENCH_BACKEND (auto), BENCH_MIN_COUNT (10), BENCH_TASKS (sst2,mrpc).
  */
-import {spawn, spawnSync} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {spanSync} from './lib/span.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const DATA = join(ROOT, '..', 'shared', 'data')
@@ -32,17 +33,8 @@ const S = {
   backend: env('BENCH_BACKEND', 'auto'), minCount: env('BENCH_MIN_COUNT', '10'), tasks: env('BENCH_TASKS', 'sst2,mrpc').split(','),
 }
 
-/** Runs `span …`; returns stdout and seconds; exits on failure with its stderr. */
-function span(args, input) {
-  const t0 = performance.now()
-  const r = spawnSync('node', [join(ROOT, 'bin', 'run.js'), ...args], {input, encoding: 'utf8', maxBuffer: 1 << 28})
-  const secs = (performance.now() - t0) / 1000
-  if (r.status !== 0) {
-    process.stderr.write(`span ${args.join(' ')} failed (${r.status}):\n${r.stderr}`)
-    process.exit(1)
-  }
-  return {stdout: r.stdout, stderr: r.stderr, secs}
-}
+/** Runs `span …` (stdin from `input`); returns stdout, stderr and seconds; exits on failure. */
+const span = (args, input) => spanSync(args, {input})
 
 /** span … asynchronously (the four fine-tuning runs go side by side). */
 function spanAsync(args) {

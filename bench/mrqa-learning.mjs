@@ -23,11 +23,11 @@
  * base model), BENCH_BATCH (32), BENCH_SEED (1), BENCH_MAX_TRAIN (windows trained on; default all),
  * BENCH_PT_STEPS (1500), BENCH_PT_BATCH (16), BENCH_PT_LR (1e-3).
  */
-import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {gunzipSync} from 'node:zlib'
+import {spanSync} from './lib/span.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const DATA = join(ROOT, '..', 'shared', 'data')
@@ -52,19 +52,6 @@ const S = {
   ptSteps: env('BENCH_PT_STEPS', '1500'),
   ptBatch: env('BENCH_PT_BATCH', '16'),
   ptLr: env('BENCH_PT_LR', '1e-3'),
-}
-
-/** Runs `span …` (stdout to a file when given); returns stdout and seconds; exits on failure. */
-function span(args, {input, stdoutFile} = {}) {
-  const t0 = performance.now()
-  const r = spawnSync('node', [join(ROOT, 'bin', 'run.js'), ...args], {input, encoding: 'utf8', maxBuffer: 1 << 30})
-  const secs = (performance.now() - t0) / 1000
-  if (r.status !== 0) {
-    process.stderr.write(`span ${args.join(' ')} failed (${r.status}):\n${r.stderr}`)
-    process.exit(1)
-  }
-  if (stdoutFile) writeFileSync(stdoutFile, r.stdout)
-  return {stdout: r.stdout, stderr: r.stderr, secs}
 }
 
 /** The three splits as MRQA files (header line kept); returns their paths and context records. */
@@ -95,7 +82,7 @@ const words = (context) =>
 function score(part, preds, name) {
   const pred = join(OUT, `${name}.pred.json`)
   writeFileSync(pred, JSON.stringify(preds))
-  return JSON.parse(span(['eval', 'mrqa', '--data', part.path, '--pred', pred, '--json']).stdout)
+  return JSON.parse(spanSync(['eval', 'mrqa', '--data', part.path, '--pred', pred, '--json']).stdout)
 }
 
 /** First-k-words predictions of every question of a split. */
@@ -138,11 +125,11 @@ function pretrainText(parts) {
 function pretrain(parts) {
   const tokens = join(OUT, 'pretrain.tokens.ndjson')
   const blocks = join(OUT, 'pretrain.blocks.ndjson')
-  span(['tokenize', '--vocab', VOCAB, '--cased', pretrainText(parts)], {stdoutFile: tokens})
-  span(['block', '--len', '384', tokens], {stdoutFile: blocks})
+  spanSync(['tokenize', '--vocab', VOCAB, '--cased', pretrainText(parts)], {stdoutFile: tokens})
+  spanSync(['block', '--len', '384', tokens], {stdoutFile: blocks})
   const dir = join(OUT, 'pretrain')
   rmSync(dir, {recursive: true, force: true})
-  const r = span([
+  const r = spanSync([
     'pretrain',
     blocks,
     '--preset',
@@ -184,12 +171,12 @@ function finetune(parts, name, init) {
   const from = init ? ['--init', init, ...(S.vocab ? ['--vocab', S.vocab] : [])] : ['--preset', S.preset, '--vocab', VOCAB]
   const data = ['--train', parts.train.path, '--dev', parts.val.path, '--out', out, S.cased ? '--cased' : '--uncased']
   const opts = ['--max-len', S.maxLen, '--doc-stride', S.stride, '--epochs', S.epochs, '--lr', S.lr, '--batch-size', S.batch, '--seed', S.seed]
-  const ft = span(['finetune', 'mrqa', ...from, ...data, ...opts, ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : [])])
+  const ft = spanSync(['finetune', 'mrqa', ...from, ...data, ...opts, ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : [])])
   const predDir = join(OUT, `${name}-test-pred`)
   rmSync(predDir, {recursive: true, force: true})
-  const pr = span(['predict', 'mrqa', '--model', join(out, 'best'), '--data', parts.test.path, '-o', predDir])
+  const pr = spanSync(['predict', 'mrqa', '--model', join(out, 'best'), '--data', parts.test.path, '-o', predDir])
   const pred = join(predDir, 'predictions.json')
-  const test = JSON.parse(span(['eval', 'mrqa', '--data', parts.test.path, '--pred', pred, '--json']).stdout)
+  const test = JSON.parse(spanSync(['eval', 'mrqa', '--data', parts.test.path, '--pred', pred, '--json']).stdout)
   return {name, test, ftSecs: ft.secs, predSecs: pr.secs}
 }
 
