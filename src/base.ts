@@ -40,7 +40,12 @@ export function numberFlag(description: string, opts: {default?: number; min?: n
 export const ioFlags = {
   input: Flags.string({char: 'i', description: 'input file, - for stdin', default: '-'}),
   output: Flags.string({char: 'o', description: 'output file, - for stdout (files are written to a temporary name, then renamed)', default: '-'}),
-  'max-line-mb': Flags.integer({description: 'longest NDJSON record read, in MB (a longer line is an error at its line)', default: 64, min: 1}),
+  'max-line-mb': Flags.integer({
+    description: 'longest NDJSON record read, in MB (a longer line is an error at its line; at most 511: a record becomes one string)',
+    default: 64,
+    min: 1,
+    max: 511,
+  }),
 }
 
 /**

@@ -52,26 +52,26 @@ export function readJsonRecords(path: string, text = readTaskText(path)): JsonRe
     try {
       out.push({value: JSON.parse(s), line: i + 1})
     } catch (err) {
-      if (out.length === 0 && isOneDocument(text)) throw errorAt(path, i + 1, oneDocumentMessage(text))
+      const doc = out.length === 0 ? oneDocument(text) : null
+      if (doc) throw errorAt(path, i + 1, oneDocumentMessage(doc))
       throw errorAt(path, i + 1, `invalid JSON (${(err as Error).message.split('\n')[0]}); expected one JSON object per line or a JSON list`)
     }
   })
   return out
 }
 
-/** Whether the whole text is one JSON object over several lines (pretty-printed), not JSON lines. */
-function isOneDocument(text: string): boolean {
+/** The whole text as one JSON object, when it is one over several lines (pretty-printed, not JSON lines); else null. */
+function oneDocument(text: string): Record<string, unknown> | null {
   try {
     const v: unknown = JSON.parse(text)
-    return typeof v === 'object' && v !== null && !Array.isArray(v)
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null
   } catch {
-    return false
+    return null
   }
 }
 
 /** What a pretty-printed JSON object is, named; SQuAD's `{"version", "data"}` with the command that reads it. */
-function oneDocumentMessage(text: string): string {
-  const o = JSON.parse(text) as Record<string, unknown>
+function oneDocumentMessage(o: Record<string, unknown>): string {
   const squad = Array.isArray(o.data) && 'version' in o ? ' (SQuAD JSON: span finetune|predict|eval squad read it)' : ''
   return `one JSON object over several lines${squad}; expected one JSON object per line or a JSON list`
 }
