@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import {createReadStream} from 'node:fs'
+import {createReadStream, readFileSync} from 'node:fs'
 import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
@@ -15,15 +15,31 @@ export interface CheckpointFile {
 export const MANIFEST_FILE = 'span-manifest.json'
 const MANIFEST_FORMAT = 'span-manifest/1'
 
-/** True while a process with this pid exists (EPERM: it exists, owned by someone else). */
+/**
+ * True while a process with this pid runs (EPERM: it exists, owned by someone else). A zombie is
+ * not running: a rank that mpirun killed and left unreaped stays one for good where PID 1 reaps
+ * no orphans (many containers), and its lock or temporaries must still count as stale.
+ */
 export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
-    return (err as {code?: string}).code === 'EPERM'
+    return (err as {code?: string}).code === 'EPERM' && !isZombie(pid)
   }
+  return !isZombie(pid)
+}
+
+/** Linux: the state field of /proc/PID/stat (after the parenthesised name) is Z or X once it exited. */
+function isZombie(pid: number): boolean {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch {
+    return false // no /proc (macOS): kill(pid, 0) alone decides
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  return state === 'Z' || state === 'X'
 }
 
 /** fsync of a file or a directory (a directory's fsync makes the renames in it durable). */

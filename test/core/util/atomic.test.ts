@@ -1,11 +1,11 @@
 // The atomic checkpoint directory (util/atomic.ts) and the output-directory lock (util/lock.ts).
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {MANIFEST_FILE, recoverDir, verifyManifest, writeFilesAtomically} from '../../../src/core/util/atomic.js'
+import {MANIFEST_FILE, pidAlive, recoverDir, verifyManifest, writeFilesAtomically} from '../../../src/core/util/atomic.js'
 import {makeDirs} from '../../../src/core/util/dirs.js'
 import {lockDir, lockPathOf} from '../../../src/core/util/lock.js'
 
@@ -13,6 +13,14 @@ const tmp = mkdtempSync(join(tmpdir(), 'span-atomic-'))
 const file = (name: string, text: string) => ({name, write: (p: string) => writeFile(p, text)})
 /** A pid no process has: one of a process that has just exited. */
 const deadPid = (): number => Number(spawnSync('node', ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}).stdout)
+
+/** A child that exits at once under a parent (sh exec'd into sleep) that never reaps it. */
+async function makeZombie() {
+  const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], {stdio: ['ignore', 'pipe', 'ignore']})
+  const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d)))))
+  for (let i = 0; i < 100 && !/\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'latin1')); i++) await new Promise((r) => setTimeout(r, 20))
+  return {parent, zombie}
+}
 
 describe('writeFilesAtomically', () => {
   it('replaces a checkpoint as a whole, keeps other entries, leaves no temporaries, and writes a manifest', async () => {
@@ -81,6 +89,25 @@ describe('lockDir', () => {
     const again = await lockDir(dir, (l) => notes.push(l))
     expect(notes).toEqual([expect.stringMatching(/took over the stale lock .* \(no longer running\)/)])
     again.release()
+  })
+
+  // Under mpirun a rank killed mid-save keeps its lock; where PID 1 reaps no orphans (containers)
+  // the rank stays a zombie, which kill(pid, 0) still finds: the next run must take the lock over.
+  it.runIf(existsSync('/proc/self/stat'))('takes over the lock of a zombie (an exited process nobody reaped)', async () => {
+    const {parent, zombie} = await makeZombie()
+    try {
+      expect(readFileSync(`/proc/${zombie}/stat`, 'latin1')).toMatch(/\) Z /) // it exists, as a zombie
+      expect(pidAlive(zombie)).toBe(false)
+      expect(pidAlive(parent.pid as number)).toBe(true)
+      const dir = join(tmp, 'zombie-out')
+      writeFileSync(lockPathOf(dir), `${zombie}\n`)
+      const notes: string[] = []
+      const lock = await lockDir(dir, (l) => notes.push(l))
+      expect(notes).toEqual([expect.stringMatching(new RegExp(`took over the stale lock .* of pid ${zombie} \\(no longer running\\)`))])
+      lock.release()
+    } finally {
+      parent.kill()
+    }
   })
 
   it('refuses a file where the directory should be, before any work', async () => {
