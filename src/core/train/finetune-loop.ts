@@ -27,7 +27,7 @@ import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {STREAM, deriveRng, epochOrder} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type FinetuneState, loadFinetuneState, stateFiles} from './finetune-state.js'
-import {watchSignals} from './signals.js'
+import {stopAdvice, watchSignals} from './signals.js'
 import {type MicroBatch, optimiserStep} from './step.js'
 
 export interface FinetuneIO {
@@ -50,7 +50,7 @@ export interface FinetuneOutcome {
   best: number | null // the best dev metric (null without dev)
   step: number
   stopped: 'done' | 'stop-at' | 'patience' | 'signal'
-  signal?: string // SIGINT or SIGTERM, when one ended the run (checkpointed)
+  signal?: string // SIGINT, SIGTERM or SIGUSR2, when one ended the run (checkpointed)
 }
 
 /** The schedule: run_classifier's num_train_steps (ceil of units / (batch × accumulate), × epochs) and warm-up proportion. */
@@ -110,6 +110,8 @@ async function finetuneRank<U, B>(
   const {sched, stepsPerEpoch} = finetuneSchedule(c, n, dp.size)
   if (dp.size > 1)
     io.log(`effective batch ${dp.size * c['batch-size'] * c.accumulate}: ${dp.size} processes × --batch-size ${c['batch-size']} × --accumulate ${c.accumulate}`)
+  const advice = dp.size > 1 && dp.writes ? stopAdvice() : null
+  if (advice) io.log(advice)
   io.log(
     `${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`,
   )
@@ -140,8 +142,8 @@ function freshState(c: FinetuneSettings): FinetuneState {
 }
 
 /**
- * Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. SIGINT
- * or SIGTERM (any rank's, agreed after every step) ends the run after the current step with a
+ * Epochs of steps; evaluations at --eval-every and epoch ends; a checkpoint at --stop-at. SIGINT,
+ * SIGTERM or SIGUSR2 (any rank's, agreed after every step) ends the run after the current step with a
  * checkpoint, as pretrain's loop does.
  */
 async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome> {
@@ -303,8 +305,9 @@ async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {
 
 /** A signal's stop: one checkpoint of this step (unless its evaluation just wrote it), rank 0 writing. */
 async function stopBySignal<U, B>(l: Loop<U, B>, signal: string): Promise<FinetuneOutcome> {
-  l.io.log(`${signal} at step ${l.s.step}: saving a checkpoint (a second ${signal} stops without it)`)
-  if (l.dp.writes && l.saved !== l.s.step) await saveCheckpoint(l, null)
-  l.io.log(`saved the checkpoint of step ${l.s.step}; continue with --resume ${l.c.out}`)
+  const w = l.dp.writes
+  l.io.log(`${signal} at step ${l.s.step}: ${w ? `saving a checkpoint (a second ${signal} stops without it)` : 'stopping; rank 0 saves the checkpoint'}`)
+  if (w && l.saved !== l.s.step) await saveCheckpoint(l, null)
+  if (w) l.io.log(`saved the checkpoint of step ${l.s.step}; continue with --resume ${l.c.out}`)
   return {best: l.s.best, step: l.s.step, stopped: 'signal', signal}
 }

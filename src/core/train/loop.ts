@@ -24,7 +24,7 @@ import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
 import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
 import {type Progress, speedNote} from './progress.js'
-import {watchSignals} from './signals.js'
+import {stopAdvice, watchSignals} from './signals.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
@@ -221,11 +221,13 @@ function describe(run: Run, io: TrainIO): void {
     (run.step > 0 ? `; resuming at step ${run.step}` : ''))
   const {size} = run.dp
   io.log(`effective batch ${size * run.c['batch-size'] * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
+  const advice = size > 1 && run.dp.writes ? stopAdvice() : null
+  if (advice) io.log(advice)
 }
 
 /**
- * The steps, with logging, evaluation and checkpoints on their schedules. SIGINT or SIGTERM
- * ends the run after the current step, with a checkpoint (a second SIGINT kills at once).
+ * The steps, with logging, evaluation and checkpoints on their schedules. SIGINT, SIGTERM or
+ * SIGUSR2 ends the run after the current step, with a checkpoint (a second one kills at once).
  */
 async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   const c = run.c
@@ -268,10 +270,11 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
 /** After the last step: the final evaluation and checkpoint unless done at this step, and what a stop means. */
 async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved: number; evaluated: number}): Promise<void> {
   const {stop, saved, evaluated} = at
-  if (stop) io.log(`${stop} at step ${run.step}: saving a checkpoint (a second ${stop} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})`)
+  const w = run.dp.writes
+  if (stop) io.log(`${stop} at step ${run.step}: ${w ? `saving a checkpoint (a second ${stop} stops without it${saved >= 0 ? `; the one of step ${saved} stays` : ''})` : 'stopping; rank 0 saves the checkpoint'}`)
   if (run.evalSetup && evaluated !== run.step && run.step === run.c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
-  if (stop) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
+  if (stop && w) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
 

@@ -1,22 +1,45 @@
+import {constants} from 'node:os'
+
 /**
- * SIGINT/SIGTERM noted instead of dying, once, so a training loop (pretrain's and the fine-tuning
- * loop) ends after the current step with a checkpoint; a second SIGINT has the default effect.
- * Under mpirun every rank gets the signal (Open MPI forwards it as SIGTERM); the loops agree on
- * it after each step (DataParallel.agreeStop), so every rank stops after the same one.
+ * The signals that end a training loop (pretrain's and the fine-tuning loop) after the current
+ * step with a checkpoint instead of killing it, once; a second one has the default effect.
+ * Under mpirun every rank gets the signal and the loops agree on it after each step
+ * (DataParallel.agreeStop), so every rank stops after the same one. Open MPI forwards SIGUSR2 to
+ * every rank at once; Ctrl-C (SIGINT) it turns into SIGTERM and then SIGKILL (stopAdvice).
  */
+const STOPPING = ['SIGINT', 'SIGTERM', 'SIGUSR2'] as const
+
 export function watchSignals(): {caught: string | null; dispose(): void} {
   const w = {
     caught: null as string | null,
     dispose: () => {
-      process.off('SIGINT', onSignal)
-      process.off('SIGTERM', onSignal)
+      for (const s of STOPPING) process.off(s, onSignal)
     },
   }
   function onSignal(name: string): void {
     w.caught = name
     w.dispose()
   }
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  for (const s of STOPPING) process.once(s, onSignal)
   return w
+}
+
+/**
+ * The exit status of a run a signal stopped (checkpointed, not finished): 128 + its number (130,
+ * 143, 140). A rank > 0 ends 0: mpirun aborts the job at the first non-zero exit, which killed
+ * rank 0 between its checkpoint and the release of its lock; rank 0's status is the job's.
+ */
+export const signalExitCode = (name: string, rank = 0): number =>
+  rank > 0 ? 0 : 128 + (constants.signals[name as NodeJS.Signals] ?? constants.signals.SIGTERM)
+
+/**
+ * Under Open MPI, how to stop a multi-process run with a checkpoint. On Ctrl-C mpirun sends the
+ * ranks SIGCONT, SIGTERM odls_base_sigkill_timeout seconds later (1 by default) and SIGKILL as
+ * long after that (measured with Open MPI 4.1), which a step and a save of any real model
+ * outlast; SIGUSR2 it forwards to every rank at once and lets them end.
+ */
+export function stopAdvice(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.OMPI_COMM_WORLD_SIZE === undefined) return null
+  const t = env.OMPI_MCA_odls_base_sigkill_timeout ?? '1'
+  return `to stop with a checkpoint: kill -USR2 <mpirun's pid> (Open MPI SIGKILLs the ranks ${t} s after Ctrl-C's SIGTERM, odls_base_sigkill_timeout)`
 }

@@ -43,9 +43,9 @@ function expectNoLeak(stderr: string, steps: number): void {
   }
 }
 
-/** `mpirun -np 2 ARGV` running: its output so far, its end, and a wait for a logged step. */
-function mpiJob(argv: string[]) {
-  const job = spawn(MPI[0], [...MPI.slice(1), ...argv], {cwd: root, env})
+/** `mpirun -np 2 [MCA…] ARGV` running: its output so far, its end, and a wait for a logged step. */
+function mpiJob(argv: string[], mca: string[] = []) {
+  const job = spawn(MPI[0], [...MPI.slice(1), ...mca, ...argv], {cwd: root, env})
   const out = {stdout: '', stderr: ''}
   job.stdout.on('data', (d) => (out.stdout += d))
   job.stderr.on('data', (d) => (out.stderr += d))
@@ -56,11 +56,15 @@ function mpiJob(argv: string[]) {
   return {job, out, ended, untilStep}
 }
 
-/** The job interrupted with SIGINT once step 2 is logged: exit code, stderr, metrics records and the last one. */
-async function interruptAtStep2(argv: string[]) {
-  const j = mpiJob(argv)
+/**
+ * The job signalled once step 2 is logged: exit code, stderr, metrics records and the last one.
+ * SIGUSR2 mpirun forwards at once; on SIGINT it sends SIGTERM and SIGKILL odls_base_sigkill_timeout
+ * (1 s) apart, which a loaded 2-core machine can outlast, so that test raises it.
+ */
+async function interruptAtStep2(argv: string[], sig: 'SIGINT' | 'SIGUSR2', mca: string[] = []) {
+  const j = mpiJob(argv, mca)
   await j.untilStep(2)
-  j.job.kill('SIGINT')
+  j.job.kill(sig)
   const code = await j.ended
   const recs = records(j.out.stdout)
   return {code, stderr: j.out.stderr, recs, last: recs.at(-1) as Record<string, unknown>}
@@ -265,28 +269,32 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(r.stderr).toMatch(/MPI_ABORT was invoked on rank 0|ORTE_ERROR_LOG: .*show_help\.c/)
   })
 
-  it('SIGINT to mpirun: every rank stops after the same step and rank 0 saves one checkpoint', async () => {
+  it('SIGUSR2 to mpirun: every rank stops after the same step, rank 0 saves one checkpoint, and the start said so', async () => {
     const out = join(tmp, 'interrupted')
-    const {code, stderr, recs, last} = await interruptAtStep2(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out])
-    expect(code).not.toBe(0)
+    const {code, stderr, recs, last} = await interruptAtStep2(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], 'SIGUSR2')
+    expect(code).toBe(140) // rank 0's status (128 + SIGUSR2); the other ranks end 0, so mpirun aborts nothing early
     expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: join(out, `checkpoint-${String(recs.at(-2)?.step)}`)})
     expect(JSON.parse(readFileSync(join(out, `checkpoint-${String(last.step)}`, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
-    expect(stderr.match(/^span pretrain: SIG\w+ at step \d+: saving a checkpoint/gm)).toHaveLength(1)
-    expect(stderr).toContain(`[rank 1] span pretrain: SIGTERM at step ${last.step}`)
+    expect(stderr.match(/^span pretrain: SIGUSR2 at step \d+: saving a checkpoint/gm)).toHaveLength(1)
+    expect(stderr).toContain(`[rank 1] span pretrain: SIGUSR2 at step ${last.step}: stopping; rank 0 saves the checkpoint`)
+    expect(stderr).not.toContain('[rank 1] span pretrain: saved')
+    expect(stderr).toMatch(/^span pretrain: to stop with a checkpoint: kill -USR2 <mpirun's pid> \(Open MPI SIGKILLs the ranks 1 s after/m)
+    expect(existsSync(join(tmp, '.interrupted.lock'))).toBe(false)
   }, 120_000)
 
   it('SIGINT to mpirun during finetune glue: every rank stops after the same step, one checkpoint, and --resume continues it', async () => {
     const tsv = join(tmp, 'sst2-int.tsv')
     writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 40}, (_, i) => `film ${i} was ${i % 2 ? 'good' : 'bad'}\t${i % 2}`).join('\n') + '\n')
     const out = join(tmp, 'ft-int')
-    const ft = ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '500', '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', '4', '--out', out]
-    const {code, stderr, recs, last} = await interruptAtStep2(ft)
+    const ft = ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '5000', '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', '4', '--out', out]
+    const {code, stderr, recs, last} = await interruptAtStep2(ft, 'SIGINT', ['--mca', 'odls_base_sigkill_timeout', '10'])
     expect(code).not.toBe(0)
     expect(last).toEqual({step: recs.at(-2)?.step, checkpoint: join(out, `checkpoint-${String(recs.at(-2)?.step)}`)})
     expect(recs.filter((r) => 'checkpoint' in r && r.step === last.step)).toHaveLength(1)
     expect(JSON.parse(readFileSync(join(out, `checkpoint-${String(last.step)}`, 'trainer_state.json'), 'utf8'))).toMatchObject({step: last.step, world: 2})
     expect(stderr.match(/^span finetune glue: SIG\w+ at step \d+: saving a checkpoint/gm)).toHaveLength(1)
-    expect(stderr).toContain(`[rank 1] span finetune glue: SIGTERM at step ${String(last.step)}`)
+    expect(stderr).toContain(`[rank 1] span finetune glue: SIGTERM at step ${String(last.step)}: stopping; rank 0 saves the checkpoint`)
+    expect(stderr).toMatch(/^span finetune glue: to stop with a checkpoint: kill -USR2 .*SIGKILLs the ranks 10 s after/m)
     const more = run([...MPI, ...ft.slice(0, -2), '--out', out, '--resume', out, '--stop-at', String(Number(last.step) + 1)])
     expect(more.code, more.stderr).toBe(0)
     expect(steps(more.stdout).map((r) => r.step)).toEqual([Number(last.step) + 1])
