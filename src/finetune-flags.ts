@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
-import {checkpointVocab, isCheckpoint} from './core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
@@ -13,6 +13,7 @@ import type {TaskAdapter} from './core/train/adapter.js'
 import {type FinetuneSettings, checkResumeConfig, readFinetuneConfig} from './core/train/finetune-config.js'
 import {finetune} from './core/train/finetune-loop.js'
 import {openScalars} from './core/train/metrics.js'
+import {signalExitCode} from './core/train/signals.js'
 import {makeProgress} from './core/train/progress.js'
 import {modelDir, resumeDir} from './core/train/run-dir.js'
 import {TRAINER_STATE_FILE} from './core/train/state.js'
@@ -133,7 +134,7 @@ export async function runLoop<U, B>(
       {resume: src.resume, stopAt: (f['stop-at'] as number | undefined) ?? null},
       {out, log, progress: makeProgress(`finetune ${a.task}`), scalars},
     )
-    if (outcome.signal) process.exitCode = outcome.signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
+    if (outcome.signal) process.exitCode = signalExitCode(outcome.signal, launchRank()) // checkpointed, but not finished
   } finally {
     await scalars.close()
     lock?.release()
@@ -141,10 +142,15 @@ export async function runLoop<U, B>(
   await out.end()
 }
 
-/** --out locked against a second writer; under a data-parallel launcher rank 0 alone locks (and writes). */
+/**
+ * --out locked against a second writer, and what a run killed mid-save left in it repaired;
+ * under a data-parallel launcher rank 0 alone locks (and writes).
+ */
 export async function lockRun(out: string, log: (l: string) => void): Promise<{release(): void}> {
   if (launchRank() !== 0) return {release() {}}
-  return lockDir(out, log)
+  const lock = await lockDir(out, log)
+  for (const note of await recoverRun(out)) log(note)
+  return lock
 }
 
 /** The flags every `predict TASK` command shares. */

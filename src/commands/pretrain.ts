@@ -6,11 +6,12 @@ import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
-import {recoverDir} from '../core/model/checkpoint.js'
+import {recoverSaves} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
 import {resumeDir} from '../core/train/run-dir.js'
+import {signalExitCode} from '../core/train/signals.js'
 import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
 
@@ -86,7 +87,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     const writer = launchRank() === 0 // data-parallel: rank 0 alone locks, repairs and writes --out and -o
     const locked = writer ? this.withLockedDir.bind(this) : (_d: string, _l: unknown, body: () => Promise<void>) => body()
     await locked(out, log, async () => {
-      if (flags.resume && writer) for (const note of await recoverDir(flags.resume)) log(note) // a save killed midway
+      if (writer) for (const note of await recoverSaves(out, flags.resume)) log(note) // a save killed midway
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const config = {...resolvePretrainConfig(args.file, flags, resume), out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
@@ -95,7 +96,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     })
     metrics.check()
-    if (signal) process.exitCode = signal === 'SIGINT' ? 130 : 143 // checkpointed, but not finished
+    if (signal) process.exitCode = signalExitCode(signal, launchRank()) // checkpointed, but not finished
   }
 }
 

@@ -110,6 +110,32 @@ describe('two runs on one --out', () => {
   })
 })
 
+// Open MPI SIGKILLs the ranks 1 s after Ctrl-C's SIGTERM: rank 0 dies mid-save, its lock and a
+// half-written checkpoint left in --out. The next run into that --out, resumed or not, repairs it.
+describe('a fresh run into an --out a killed save left behind', () => {
+  it('takes over the lock and removes the unfinished checkpoint first, pretrain and finetune alike', async () => {
+    const dead = Number(execFileSync('node', ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}))
+    const tsv = join(tmp, 'sst2.tsv')
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 4}, (_, i) => `film ${i}\t${i % 2}`).join('\n') + '\n')
+    const runs = {
+      pre: `pretrain ${blocks} ${TINY.join(' ')} --max-steps 1`,
+      ft: `finetune glue --task sst-2 --preset tiny --train ${tsv} --max-len 8 --epochs 1 --backend wasm --batch-size 4`,
+    }
+    for (const [name, args] of Object.entries(runs)) {
+      const out = join(tmp, `killed-${name}`)
+      mkdirSync(join(out, `.checkpoint-2.tmp-${dead}`), {recursive: true})
+      writeFileSync(join(out, `.checkpoint-2.tmp-${dead}`, 'model.safetensors'), 'half')
+      writeFileSync(join(tmp, `.killed-${name}.lock`), `${dead}\n`)
+      const r = await sh(span(`${args} --out ${out}`))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(new RegExp(`took over the stale lock .* of pid ${dead} \\(no longer running\\)`))
+      expect(r.stderr).toContain(`removed the unfinished ${join(out, `.checkpoint-2.tmp-${dead}`)} of a dead process`)
+      expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([])
+      expect(existsSync(join(tmp, `.killed-${name}.lock`))).toBe(false)
+    }
+  })
+})
+
 describe('a second SIGINT soon after the first', () => {
   /** Two SIGINTs to a run that has saved a checkpoint: 50 ms apart, or the second as the first is noted. */
   async function twice(out: string, onNotice: boolean): Promise<void> {

@@ -18,7 +18,7 @@ export const WEIGHTS_FILE = 'model.safetensors'
 export const VOCAB_FILE = 'vocab.txt'
 
 // A checkpoint is written as one unit (temporary directory, fsync, swap); see util/atomic.ts.
-export {type CheckpointFile, MANIFEST_FILE, recoverDir, verifyManifest, writeFilesAtomically} from '../util/atomic.js'
+export {type CheckpointFile, MANIFEST_FILE, recoverDir, recoverRun, recoverSaves, verifyManifest, writeFilesAtomically} from '../util/atomic.js'
 
 /** The model's parameters as safetensors entries (HF names; the tied decoder is not stored, as HF does). */
 export async function paramsToHost(params: ParamStore): Promise<[string, HostTensor][]> {

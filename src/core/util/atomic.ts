@@ -1,7 +1,7 @@
 import {createHash} from 'node:crypto'
 import {createReadStream, readFileSync} from 'node:fs'
 import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
-import {basename, dirname, join, resolve} from 'node:path'
+import {basename, dirname, isAbsolute, join, relative, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {makeDirs} from './dirs.js'
 
@@ -164,6 +164,27 @@ export async function recoverDir(dir: string): Promise<string[]> {
     }
   }
   await removeDeadFileTemps(dir)
+  return done
+}
+
+/**
+ * recoverDir for a run directory and every checkpoint in it a dead process left half-saved
+ * (`.checkpoint-N.tmp-PID` or `.checkpoint-N.old-PID` inside it): what a run's writer does on
+ * taking the lock of its --out, resumed or not, so a rank killed mid-save leaves nothing behind.
+ */
+export async function recoverRun(out: string): Promise<string[]> {
+  const names = await readdir(out).catch(() => [] as string[])
+  const saved = new Set(names.map((n) => /^\.(.+)\.(?:tmp|old)-\d+$/.exec(n)?.[1]).filter((n) => n !== undefined))
+  const done: string[] = []
+  for (const name of saved) done.push(...(await recoverDir(join(out, name)))) // each with its notice
+  return [...done, ...(await recoverDir(out))] // then the run directory's own (it is never saved whole)
+}
+
+/** What a run's writer repairs before it starts: its --out, and a --resume directory outside it. */
+export async function recoverSaves(out: string, resume?: string | null): Promise<string[]> {
+  const done = await recoverRun(out)
+  const rel = resume ? relative(resolve(out), resolve(resume)) : ''
+  if (resume && (rel.startsWith('..') || isAbsolute(rel))) done.push(...(await recoverDir(resume)))
   return done
 }
 

@@ -5,7 +5,7 @@ import {writeFile} from 'node:fs/promises'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {MANIFEST_FILE, pidAlive, recoverDir, verifyManifest, writeFilesAtomically} from '../../../src/core/util/atomic.js'
+import {MANIFEST_FILE, pidAlive, recoverDir, recoverRun, verifyManifest, writeFilesAtomically} from '../../../src/core/util/atomic.js'
 import {makeDirs} from '../../../src/core/util/dirs.js'
 import {lockDir, lockPathOf} from '../../../src/core/util/lock.js'
 
@@ -14,11 +14,15 @@ const file = (name: string, text: string) => ({name, write: (p: string) => write
 /** A pid no process has: one of a process that has just exited. */
 const deadPid = (): number => Number(spawnSync('node', ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}).stdout)
 
-/** A child that exits at once under a parent (sh exec'd into sleep) that never reaps it. */
+/**
+ * A child that exits under a parent that never reaps it: sh starts it and execs into sleep. It
+ * exits 0.2 s later, after the exec (sooner, sh itself might reap it).
+ */
 async function makeZombie() {
-  const parent = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], {stdio: ['ignore', 'pipe', 'ignore']})
+  const parent = spawn('sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 60'], {stdio: ['ignore', 'pipe', 'ignore']})
   const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d)))))
-  for (let i = 0; i < 100 && !/\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'latin1')); i++) await new Promise((r) => setTimeout(r, 20))
+  const state = () => readFileSync(`/proc/${zombie}/stat`, 'latin1')
+  for (let i = 0; i < 500 && !/\) Z /.test(state()); i++) await new Promise((r) => setTimeout(r, 20))
   return {parent, zombie}
 }
 
@@ -62,6 +66,23 @@ describe('writeFilesAtomically', () => {
     expect(readFileSync(join(dir, 'x.json'), 'utf8')).toBe('old')
     expect(readdirSync(tmp).filter((n) => n.startsWith('.c.'))).toEqual([])
     expect(await verifyManifest(dir)).toBe(true)
+  })
+
+  it('recoverRun repairs every checkpoint of a run directory a dead process left half-saved, with a notice each', async () => {
+    const run = join(tmp, 'run')
+    await writeFilesAtomically(join(run, 'checkpoint-3'), [file('x.json', 'step 3')])
+    const pid = deadPid()
+    spawnSync('mv', [join(run, 'checkpoint-3'), join(run, `.checkpoint-3.old-${pid}`)]) // step 3 set aside, then killed
+    mkdirSync(join(run, `.checkpoint-4.tmp-${pid}`)) // step 4 half-written (Open MPI's SIGKILL mid-save)
+    writeFileSync(join(run, `.checkpoint-4.tmp-${pid}`, 'x.json'), 'half')
+    mkdirSync(join(run, `.checkpoint-5.tmp-${process.pid}`)) // a live process's save: left alone
+    const notes = await recoverRun(run)
+    expect(notes).toEqual([
+      `restored ${join(run, 'checkpoint-3')} from ${join(run, `.checkpoint-3.old-${pid}`)} (a save was interrupted between its renames)`,
+      `removed the unfinished ${join(run, `.checkpoint-4.tmp-${pid}`)} of a dead process`,
+    ])
+    expect(readdirSync(run).sort()).toEqual([`.checkpoint-5.tmp-${process.pid}`, 'checkpoint-3'])
+    expect(await verifyManifest(join(run, 'checkpoint-3'))).toBe(true)
   })
 
   it('verifyManifest refuses a checkpoint whose files are not those of one save', async () => {
