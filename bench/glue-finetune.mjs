@@ -100,9 +100,10 @@ async function runOne(task, train, dev, name, extra) {
   const pred = join(OUT, `${name}.tsv`)
   const pr = span(['predict', 'glue', '--model', out, '--data', dev, '-o', pred, '--backend', S.backend])
   const ev = JSON.parse(span(['eval', 'glue', '--task', task, '--gold', dev, '--pred', pred, '--json']).stdout)
-  const steps = records.filter((r) => r.split !== 'dev').at(-1)?.step ?? 0
+  const losses = records.filter((r) => r.split !== 'dev' && typeof r.loss === 'number') // not dev scores nor {step, checkpoint}
+  const steps = losses.at(-1)?.step ?? 0
   return {name, ft: ft.secs, predSecs: pr.secs, steps, devRecs, eval: ev, pred, params: params ? params[1] + params[2] : '?',
-    firstLoss: records[0]?.loss, lastLoss: records.filter((r) => r.split !== 'dev').at(-1)?.loss}
+    firstLoss: losses[0]?.loss, lastLoss: losses.at(-1)?.loss}
 }
 
 async function taskRuns(task, dir, n, labelCol, dict) {
