@@ -35,8 +35,8 @@ export class DataParallel {
 
   private constructor(readonly coll: Collective, private readonly log: RankLog) {}
 
-  /** Prefixes stderr first (so every later line is tagged), then starts the engine. */
-  static open(env: NodeJS.ProcessEnv = process.env): DataParallel {
+  /** Prefixes stderr first (so every later line is tagged), then starts the engine; `label` is the command (`span pretrain`). */
+  static open(label: string, env: NodeJS.ProcessEnv = process.env): DataParallel {
     let rank = 0
     try {
       rank = launchEnv(env).rank
@@ -44,7 +44,7 @@ export class DataParallel {
       // openCollective reports the bad variable
     }
     const log = prefixStderr(rank)
-    return new DataParallel(openCollective(env).coll, log) // a failed start ends the process, its error line still prefixed `[rank k]`
+    return new DataParallel(openCollective(env, label).coll, log) // a failed start ends the process, its error line still prefixed `[rank k]`
   }
 
   get rank(): number {

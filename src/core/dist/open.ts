@@ -9,7 +9,7 @@ import {MpiCollective} from './mpi.js'
  * PMIx only; README "Training on many processes"). torchrun's variables alone name a rendezvous for NCCL, which needs the cuda
  * backend (not built yet): such a launch is refused with what to use instead.
  */
-export function openCollective(env: NodeJS.ProcessEnv = process.env): {coll: Collective; launch: LaunchEnv} {
+export function openCollective(env: NodeJS.ProcessEnv = process.env, label = 'span'): {coll: Collective; launch: LaunchEnv} {
   let launch: LaunchEnv
   try {
     launch = launchEnv(env)
@@ -23,7 +23,7 @@ export function openCollective(env: NodeJS.ProcessEnv = process.env): {coll: Col
   if (launch.launcher === 'slurm' && !hasPmi(env)) {
     throw new SpanError(`srun started ${launch.size} tasks without a process-management interface (srun --mpi=none): Open MPI's ranks find each other through PMIx; run srun --mpi=pmix (or set MpiDefault=pmix in slurm.conf), or mpirun inside salloc or sbatch`)
   }
-  const coll = MpiCollective.open(env)
+  const coll = MpiCollective.open(env, label)
   if (coll.rank !== launch.rank || coll.size !== launch.size) {
     coll.close()
     throw new SpanError(`MPI says rank ${coll.rank} of ${coll.size}, the ${launch.launcher} environment rank ${launch.rank} of ${launch.size}: a launcher mix-up (srun needs --mpi=pmix for Open MPI)`)

@@ -78,7 +78,7 @@ interface Loop<U, B> {
 
 /** Trains the adapter's task as the settings say; see the module comment. */
 export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, o: FinetuneRunOptions, io: FinetuneIO): Promise<FinetuneOutcome> {
-  const dp = DataParallel.open()
+  const dp = DataParallel.open(`span finetune ${a.task}`)
   let failed: unknown
   try {
     const {threads: _threads, ...same} = c

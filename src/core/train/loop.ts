@@ -71,7 +71,7 @@ interface Run {
  * Returns the signal that ended the run early (checkpointed), else null.
  */
 export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | null> {
-  const dp = DataParallel.open()
+  const dp = DataParallel.open('span pretrain')
   let run: Run | null = null
   let failed: unknown
   try {

@@ -56,6 +56,20 @@ function mpiJob(argv: string[], mca: string[] = []) {
   return {job, out, ended, untilStep}
 }
 
+/** The pid of rank `k` of the job writing to `out` (found by its environment and command line). */
+function rankPid(k: number, out: string): number {
+  const pid = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).find((p) => {
+    try {
+      const e = readFileSync(`/proc/${p}/environ`, 'utf8')
+      return e.includes(`OMPI_COMM_WORLD_RANK=${k}\0`) && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(out)
+    } catch {
+      return false
+    }
+  })
+  expect(pid, `rank ${k} of the job writing ${out}`).toBeDefined()
+  return Number(pid)
+}
+
 /**
  * The job signalled once step 2 is logged: exit code, stderr, metrics records and the last one.
  * SIGUSR2 mpirun forwards at once; on SIGINT it sends SIGTERM and SIGKILL odls_base_sigkill_timeout
@@ -304,21 +318,34 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     const out = join(tmp, 'killed')
     const {out: output, ended, untilStep} = mpiJob(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out])
     await untilStep(3)
-    const rank1 = readdirSync(`/proc`).filter((p) => /^\d+$/.test(p)).find((p) => {
-      try {
-        const e = readFileSync(`/proc/${p}/environ`, 'utf8')
-        return e.includes('OMPI_COMM_WORLD_RANK=1\0') && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(out)
-      } catch {
-        return false
-      }
-    })
-    expect(rank1).toBeDefined()
     const t0 = Date.now()
-    process.kill(Number(rank1), 'SIGKILL')
+    process.kill(rankPid(1, out), 'SIGKILL')
     const code = await ended
     expect(Date.now() - t0).toBeLessThan(60_000)
     expect(code).not.toBe(0)
     expect(output.stderr).toMatch(/process rank 1 .*exited on signal 9/)
+  }, 120_000)
+
+  it('a stopped rank holds the others in a collective: past SPAN_COLLECTIVE_TIMEOUT they end the job, saying why', async () => {
+    const out = join(tmp, 'stopped')
+    const {out: output, ended, untilStep} = mpiJob(['node', bin, 'pretrain', train, ...TINY, '--max-steps', '100000', '--batch-size', '4', '--out', out], ['-x', 'SPAN_COLLECTIVE_TIMEOUT=3'])
+    await untilStep(3)
+    const pid = rankPid(1, out)
+    const t0 = Date.now()
+    process.kill(pid, 'SIGSTOP') // as a debugger, a ^Z or a stuck file system would
+    try {
+      expect(await ended).not.toBe(0)
+    } finally {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // mpirun ended it
+      }
+    }
+    expect(Date.now() - t0).toBeGreaterThan(3000)
+    expect(Date.now() - t0).toBeLessThan(60_000)
+    expect(output.stderr).toMatch(/^span pretrain: rank 0 waited \d+ s in (all-reduce|broadcast) for the other ranks \(one is hung, stopped or far behind\); ending the job \(SPAN_COLLECTIVE_TIMEOUT=3\)$/m)
+    expect(output.stderr).toMatch(/process rank 0 .*exited on signal 9/)
   }, 120_000)
 })
 
