@@ -134,6 +134,26 @@ describe('a fresh run into an --out a killed save left behind', () => {
       expect(existsSync(join(tmp, `.killed-${name}.lock`))).toBe(false)
     }
   })
+
+  it('finetune --resume puts back a checkpoint a kill between the two renames left aside, before it picks one', async () => {
+    const dead = Number(execFileSync('node', ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}))
+    const tsv = join(tmp, 'sst2-aside.tsv')
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 4}, (_, i) => `film ${i}\t${i % 2}`).join('\n') + '\n')
+    const out = join(tmp, 'aside-ft')
+    const args = `finetune glue --task sst-2 --preset tiny --train ${tsv} --max-len 8 --epochs 3 --backend wasm --batch-size 4 --out ${out}`
+    const first = await sh(span(`${args} --stop-at 2`))
+    expect(first.code, first.stderr).toBe(0)
+    execFileSync('mv', [join(out, 'checkpoint-2'), join(out, `.checkpoint-2.old-${dead}`)]) // set aside, the new one never renamed in
+    const r = await sh(span(`${args} --resume ${out}`))
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toContain(`restored ${join(out, 'checkpoint-2')} from ${join(out, `.checkpoint-2.old-${dead}`)}`)
+    expect(
+      r.stdout
+        .split('\n')
+        .filter((l) => l.includes('"loss"'))
+        .map((l) => JSON.parse(l).step),
+    ).toEqual([3])
+  })
 })
 
 describe('a second SIGINT soon after the first', () => {

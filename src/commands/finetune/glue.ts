@@ -43,10 +43,10 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneGlue)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
     const task = glueTask(flags.task)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, glueSpanDefaults(task.name), flags['max-len'])
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const dict = await readDict()
     const {vocab, cased} = await runVocab(flags, src.dir)
     const config: GlueFinetuneConfig = {...loopSettings(flags, task.name, cased), ...sfConfig}

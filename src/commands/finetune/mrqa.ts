@@ -31,8 +31,8 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneMrqa)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

@@ -40,8 +40,8 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const {flags} = await this.parse(FinetuneNer)
     const seg = flags.segmentation as 'dict' | 'random'
     if (seg !== 'dict' && !flags['span-ft']) throw new SpanError('--segmentation is for --span-ft', 2)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))

@@ -37,9 +37,9 @@ run_glue.sh snli line (r 128, l 16; its max_seq_len is 256, --max-len here stays
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNli)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, SNLI_SPAN_DEFAULTS, flags['max-len'])
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readNliFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readNliFile(flags.dev, {requireLabel: true}) : null
     if (train.examples.length === 0) throw new SpanError(`${flags.train}: no labelled pairs`)

@@ -44,8 +44,8 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneSquad)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

@@ -24,8 +24,8 @@ best checkpoint. --batch-size counts examples (each of K choices).`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneSwag)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readSwagFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readSwagFile(flags.dev, {requireLabel: true}) : null
     const {vocab, cased} = await runVocab(flags, src.dir)

@@ -33,8 +33,8 @@ and the best checkpoint by F1 goes to --out/best.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneTacred)
+    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now, not after the data and the model
     const train = readRelationFile(flags.train, {requireLabel: true})
     const labels = relationLabels(train, flags['negative-label'])
     const dev = flags.dev ? readRelationFile(flags.dev, {requireLabel: true, labels}) : null

@@ -6,7 +6,7 @@ import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
-import {checkpointVocab, loadCheckpoint, recoverDir, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
+import {checkpointVocab, loadCheckpoint, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 import {checkModelFits} from '../model/size.js'
@@ -152,7 +152,6 @@ async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, 
     const fresh = {opt, sampler, dropout: deriveRng(c.seed, STREAM.dropout), step: 0, bestLoss: null}
     if (c.init && !spec.resume) return {model: await initModel(c.init, data, c.seed, log), ...fresh}
     if (!spec.resume) return {model: SpanBertForPreTraining.init(data.model, c.seed), ...fresh}
-    await recoverDir(spec.resume) // a save killed between its renames (util/atomic.ts)
     await verifyManifest(spec.resume) // refuses a checkpoint that no single save wrote
     model = (await loadCheckpoint(spec.resume, {objectives: data.model.objectives})).model
     const state = checkTrainerState(await loadTrainingState(spec.resume, opt), spec.resume)

@@ -25,7 +25,7 @@ export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
   } catch (err) {
-    return (err as {code?: string}).code === 'EPERM' && !isZombie(pid)
+    if ((err as {code?: string}).code !== 'EPERM') return false
   }
   return !isZombie(pid)
 }
@@ -38,7 +38,7 @@ function isZombie(pid: number): boolean {
   } catch {
     return false // no /proc (macOS): kill(pid, 0) alone decides
   }
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  const state = stat[stat.lastIndexOf(')') + 2]
   return state === 'Z' || state === 'X'
 }
 
