@@ -25,12 +25,14 @@ function linkSets(chains: readonly number[][]): {c: Set<string>; n: Set<string>}
   const link = (a: number, b: number) => (a <= b ? `${a}-${b}` : `${b}-${a}`)
   const c = new Set<string>()
   const n = new Set<string>()
-  for (const chain of chains) for (let p = 0; p < chain.length; p++) for (let q = p + 1; q < chain.length; q++) c.add(link(chain[p] as number, chain[q] as number))
-  for (let i = 0; i < chains.length; i++) for (let j = i + 1; j < chains.length; j++) for (const a of chains[i] as number[]) for (const b of chains[j] as number[]) n.add(link(a, b))
+  for (const chain of chains)
+    for (let p = 0; p < chain.length; p++) for (let q = p + 1; q < chain.length; q++) c.add(link(chain[p] as number, chain[q] as number))
+  for (let i = 0; i < chains.length; i++)
+    for (let j = i + 1; j < chains.length; j++) for (const a of chains[i] as number[]) for (const b of chains[j] as number[]) n.add(link(a, b))
   return {c, n}
 }
 
-function blancBySets(key: readonly number[][], response: readonly number[][]): BlancCounts {
+export function blancBySets(key: readonly number[][], response: readonly number[][]): BlancCounts {
   const k = linkSets(key)
   const r = linkSets(response)
   const common = (a: Set<string>, b: Set<string>) => [...a].filter((x) => b.has(x)).length

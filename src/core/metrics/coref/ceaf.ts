@@ -51,7 +51,7 @@ export function ceaf(key: readonly number[][], response: readonly number[][], ty
   const inter = intersections(key, response)
   const phi = (i: number, j: number) => {
     const n = inter[i]?.get(j) ?? 0
-    return type === 'mention' ? n : 2 * n / ((key[i] as number[]).length + (response[j] as number[]).length)
+    return type === 'mention' ? n : (2 * n) / ((key[i] as number[]).length + (response[j] as number[]).length)
   }
   const gained = new Array<number>(key.length).fill(0) // per key chain: 1 − sim of its assigned column
   for (const [rows, cols] of components(inter, key.length, response.length)) {

@@ -22,12 +22,14 @@ export interface DocChains {
   exact: number
   /** response mentions dropped as repeated */
   repeated: number
+  /** the scorer's "Repeated mention in the key/response" lines (it prints them whatever its verbosity) */
+  notes: string[]
 }
 
 const spanKey = (m: Span) => `${m[0]},${m[1]}`
 
 /** The response with repeated key-matched mentions dropped; fills `map` and counts. */
-function dropRepeated(response: readonly (readonly Span[])[], id: Map<string, number>, map: Map<string, number>) {
+function dropRepeated(response: readonly (readonly Span[])[], id: Map<string, number>, map: Map<string, number>, notes: string[]) {
   let exact = 0
   let repeated = 0
   const kept: Span[][] = []
@@ -36,6 +38,7 @@ function dropRepeated(response: readonly (readonly Span[])[], id: Map<string, nu
     for (const m of chain) {
       const k = spanKey(m)
       if (map.has(k)) {
+        notes.push(`Repeated mention in the response: ${m[0]}, ${m[1]} ${map.get(k)}${id.get(k) ?? ''}`)
         repeated++
         continue
       }
@@ -55,9 +58,16 @@ function dropRepeated(response: readonly (readonly Span[])[], id: Map<string, nu
 export function identifyMentions(key: readonly (readonly Span[])[], response: readonly (readonly Span[])[]): DocChains {
   const id = new Map<string, number>()
   let next = 0
-  for (const chain of key) for (const m of chain) id.set(spanKey(m), next++)
+  const notes: string[] = []
+  for (const chain of key) {
+    for (const m of chain) {
+      const k = spanKey(m)
+      if (id.has(k)) notes.push(`Repeated mention in the key: ${m[0]}, ${m[1]} ${id.get(k)}${next}`)
+      id.set(k, next++)
+    }
+  }
   const map = new Map<string, number>()
-  const {kept, exact, repeated} = dropRepeated(response, id, map)
+  const {kept, exact, repeated} = dropRepeated(response, id, map, notes)
   for (const chain of kept) for (const m of chain) if (!map.has(spanKey(m))) map.set(spanKey(m), next++)
   return {
     key: key.map((chain) => chain.map((m) => id.get(spanKey(m)) as number)),
@@ -66,6 +76,7 @@ export function identifyMentions(key: readonly (readonly Span[])[], response: re
     responseMentions: map.size,
     exact,
     repeated,
+    notes,
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The official scorer's printed table (`perl scorer.pl all KEY RESPONSE none`, without its
- * `version:` line, which names the script's path) and span's JSON. ShowRPF prints numerators
+ * `version:` line, which names the script's path; its repeated-mention lines in each metric) and span's JSON. ShowRPF prints numerators
  * and denominators as Perl prints numbers (`%.15g`) and percentages truncated to two decimals
  * (`int(x * 10000) / 100`); the CoNLL F1 line, which the scorer does not print, truncates the
  * mean of the three unrounded F1 the same way.
@@ -19,7 +19,9 @@ export function perlNumber(x: number): string {
     const n = Number(exp)
     return `${mant.replace(/\.?0+$/, '')}e${n < 0 ? '-' : '+'}${String(Math.abs(n)).padStart(2, '0')}`
   }
-  return cFixed(x, 14 - e).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')
+  return cFixed(x, 14 - e)
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '')
 }
 
 /** `int($x * 10000) / 100` as Perl prints it. */
@@ -49,7 +51,7 @@ function blancLines(c: CorefCounts): string {
 export function corefTable(c: CorefCounts): string {
   let out = ''
   for (const m of ['muc', 'bcub', 'ceafm', 'ceafe', 'blanc'] as const) {
-    out += `\nMETRIC ${m}:\n\n====== TOTALS =======\nIdentification of Mentions: ${rpfLines(c.mentions)}`
+    out += `\nMETRIC ${m}:\n${c.notes.map((n) => n + '\n').join('')}\n====== TOTALS =======\nIdentification of Mentions: ${rpfLines(c.mentions)}`
     out += m === 'blanc' ? blancLines(c) : `Coreference: ${rpfLines(c[m])}`
   }
   return out + `\nCoNLL-2012 F1 (mean of MUC, B-cubed and CEAFe F1): ${truncPercent(conllF1(c))}%\n`
@@ -59,7 +61,15 @@ const pct = (x: number) => x * 100
 
 function rpfJson(c: RPCounts) {
   const s = rpf(c)
-  return {recall: pct(s.recall), precision: pct(s.precision), f1: pct(s.f1), recall_num: c.recallNum, recall_den: c.recallDen, precision_num: c.precisionNum, precision_den: c.precisionDen}
+  return {
+    recall: pct(s.recall),
+    precision: pct(s.precision),
+    f1: pct(s.f1),
+    recall_num: c.recallNum,
+    recall_den: c.recallDen,
+    precision_num: c.precisionNum,
+    precision_den: c.precisionDen,
+  }
 }
 
 /** `--json`: percentages (unrounded), with each metric's numerators and denominators. */
@@ -72,5 +82,14 @@ export function corefJson(c: CorefCounts, extra: Record<string, unknown> = {}): 
     coreference_links: rpfJson({recallNum: c.blanc.cCorrect, recallDen: c.blanc.cKey, precisionNum: c.blanc.cCorrect, precisionDen: c.blanc.cResponse}),
     non_coreference_links: rpfJson({recallNum: c.blanc.nCorrect, recallDen: c.blanc.nKey, precisionNum: c.blanc.nCorrect, precisionDen: c.blanc.nResponse}),
   }
-  return {muc: rpfJson(c.muc), bcub: rpfJson(c.bcub), ceafm: rpfJson(c.ceafm), ceafe: rpfJson(c.ceafe), blanc, mentions: rpfJson(c.mentions), conll_f1: pct(conllF1(c)), ...extra}
+  return {
+    muc: rpfJson(c.muc),
+    bcub: rpfJson(c.bcub),
+    ceafm: rpfJson(c.ceafm),
+    ceafe: rpfJson(c.ceafe),
+    blanc,
+    mentions: rpfJson(c.mentions),
+    conll_f1: pct(conllF1(c)),
+    ...extra,
+  }
 }

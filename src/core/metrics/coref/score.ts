@@ -29,6 +29,8 @@ export interface CorefCounts {
   blanc: BlancCounts
   /** response mentions dropped as repeated */
   repeated: number
+  /** the scorer's repeated-mention lines, document after document */
+  notes: string[]
 }
 
 export interface CorefResult extends CorefCounts {
@@ -51,6 +53,7 @@ export function scoreDocument(key: readonly (readonly Span[])[], response: reado
     ceafe: ceaf(d.key, d.response, 'entity'),
     blanc: blancCounts(d.key, d.response),
     repeated: d.repeated,
+    notes: d.notes,
   }
 }
 
@@ -62,12 +65,14 @@ const emptyCounts = (): CorefCounts => ({
   ceafe: zeroCounts(),
   blanc: {cCorrect: 0, cKey: 0, cResponse: 0, nCorrect: 0, nKey: 0, nResponse: 0},
   repeated: 0,
+  notes: [],
 })
 
 function addAll(into: CorefCounts, c: CorefCounts): void {
   for (const m of ['mentions', 'muc', 'bcub', 'ceafm', 'ceafe'] as const) addCounts(into[m], c[m])
   for (const k of Object.keys(into.blanc) as (keyof BlancCounts)[]) into.blanc[k] += c.blanc[k]
   into.repeated += c.repeated
+  into.notes.push(...c.notes)
 }
 
 /** Last document per key, in the order keys first appear. */
