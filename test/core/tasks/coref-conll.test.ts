@@ -190,5 +190,7 @@ describeShared('coref/litbank/conll', 'coref/ontogum/conll')('CoNLL-2012 on the 
     expect(count(readConll(sharedPath('coref/ontogum/conll')))).toEqual([237, 233926, 30719, 7026])
     expect(count(readConll(sharedPath('coref/litbank/tenfold_splits/0/dev.ids')))[2]).toBe(3053)
     expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'dev'}))).toEqual([30, 28119, 3818, 857])
+    expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'train'}))).toEqual([177, 177410, 23320, 5311])
+    expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'test'}))).toEqual([30, 28397, 3581, 858])
   })
 })

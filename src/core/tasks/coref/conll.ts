@@ -112,7 +112,11 @@ function scorerCell(fields: string[]): string {
 function layoutOf(fields: string[], source: string, line: number): ConllLayout {
   if (fields.length === 3) return 'ontogum3'
   if (fields.length >= 5) return 'conll13'
-  throw errorAt(source, line, `${fields.length} tab-separated columns; expected 3 (OntoGUM: index, word, coreference) or at least 5 (CoNLL-2012: document, part, index, word, ..., coreference)`)
+  throw errorAt(
+    source,
+    line,
+    `${fields.length} tab-separated columns; expected 3 (OntoGUM: index, word, coreference) or at least 5 (CoNLL-2012: document, part, index, word, ..., coreference)`,
+  )
 }
 
 function nameParts(key: string, source: string, layout: ConllLayout): {key: string; name: string; part: string; genre?: string} {

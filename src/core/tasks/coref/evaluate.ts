@@ -15,7 +15,10 @@ export function evaluateCorefFiles(goldPath: string, predPath: string, opts: {sp
   const pred = readConll(predPath)
   const result = scoreCoref(gold, pred)
   if (result.repeated > MAX_REPEATED_MENTIONS) {
-    throw errorIn(predPath, `${result.repeated} repeated mentions (a span twice in the predictions); the official scorer refuses more than ${MAX_REPEATED_MENTIONS}`)
+    throw errorIn(
+      predPath,
+      `${result.repeated} repeated mentions (a span twice in the predictions); the official scorer refuses more than ${MAX_REPEATED_MENTIONS}`,
+    )
   }
   return result
 }
