@@ -69,6 +69,29 @@ describe('span eval coref (in-process)', () => {
   })
 })
 
+describe('span eval compare --task coref (in-process)', () => {
+  const compare = (args: string[]) => runCommand(['eval', 'compare', '--task', 'coref', ...args], {root, ignoreManifest: true} as never)
+  const gold = join(CASES, 'random.key.conll')
+
+  it('a paired randomization test over documents on the CoNLL F1', async () => {
+    const {stdout, stderr} = await compare(['--gold', gold, '--a', gold, '--b', join(CASES, 'random.response.conll'), '--json'])
+    expect(stderr).toBe('')
+    const j = JSON.parse(stdout)
+    expect(j).toMatchObject({task: 'coref', n: 3, unit: 'document', conll_f1_a: 100, test: 'randomization', trials: 10000, seed: 0})
+    const evaluated = JSON.parse((await run(['--gold', gold, '--pred', join(CASES, 'random.response.conll'), '--json'])).stdout)
+    expect(j.conll_f1_b).toBeCloseTo(evaluated.conll_f1, 10)
+    // 3 documents, A perfect: only "swap none" and "swap all" of the 8 patterns reach the difference
+    expect(j.p_value).toBeGreaterThan(0.23)
+    expect(j.p_value).toBeLessThan(0.27)
+  })
+
+  it('says McNemar does not apply when --test asks for it (exit 2)', async () => {
+    const {stderr} = await compare(['--gold', gold, '--a', gold, '--b', gold, '--test', 'exact'])
+    expect(stderr).toMatch(/^span eval compare: --test picks a McNemar test, which does not apply to coref/)
+    expect(process.exitCode).toBe(2)
+  })
+})
+
 describeShared('coref/litbank', 'coref/ontogum')('span eval coref on the shared data (in-process)', () => {
   it('scores LitBank fold 0 dev (an id list) against the whole folder: 100 everywhere', async () => {
     const {stdout, stderr} = await run(['--gold', sharedPath('coref/litbank/tenfold_splits/0/dev.ids'), '--pred', sharedPath('coref/litbank/conll'), '--json'])
