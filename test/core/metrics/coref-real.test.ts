@@ -17,14 +17,23 @@ interface Run {
   stdout: string
 }
 type Case = Record<'muc' | 'bcub' | 'ceafm' | 'ceafe' | 'blanc', Run> & {md5?: string}
-const golden = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'fixtures', 'coref', 'golden-scorer.json'), 'utf8')) as {real: Record<string, Case>}
+const golden = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', '..', 'fixtures', 'coref', 'golden-scorer.json'), 'utf8')) as {
+  real: Record<string, Case>
+}
 const scorerTable = (c: Case) => (['muc', 'bcub', 'ceafm', 'ceafe', 'blanc'] as const).map((m) => `\nMETRIC ${m}:\n${c[m].stdout}`).join('')
 
 const NUMBER = /\d+(?:\.\d+)?(?:e[-+]\d+)?/g
 
 /** Each run of "Repeated mention" lines sorted: the scorer prints them document by document in Perl's hash order. */
 const sortRepeats = (table: string) =>
-  table.replace(/(?:Repeated mention[^\n]*\n)+/g, (run) => run.split('\n').filter(Boolean).sort().map((l) => l + '\n').join(''))
+  table.replace(/(?:Repeated mention[^\n]*\n)+/g, (run) =>
+    run
+      .split('\n')
+      .filter(Boolean)
+      .sort()
+      .map((l) => l + '\n')
+      .join(''),
+  )
 
 /**
  * Equal text and numbers, except that a fractional numerator (a number before " / ") may differ
