@@ -50,6 +50,11 @@ C
   SAME(sizeof(unsigned long long), sizeof(CUdeviceptr));
   SAME(sizeof(void*), sizeof(CUcontext));
   SAME(sizeof(void*), sizeof(CUstream));
+  SAME(sizeof(void*), sizeof(CUmodule));
+  SAME(sizeof(void*), sizeof(CUfunction));
+  SAME(sizeof(void*), sizeof(CUevent));
+  SAME(sizeof(void*), sizeof(nvrtcProgram));
+  SAME(sizeof(int), sizeof(CUfunction_attribute));
   /* the structs, by size and field offsets */
   SAME(sizeof(SPAN_cublasLtMatmulAlgo_t), sizeof(cublasLtMatmulAlgo_t));
   SAME(sizeof(SPAN_cublasLtMatmulHeuristicResult_t), sizeof(cublasLtMatmulHeuristicResult_t));

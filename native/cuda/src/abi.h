@@ -26,6 +26,11 @@ typedef CUdeviceptr SPAN_CUdeviceptr;
 typedef nvrtcResult SPAN_nvrtcResult;
 typedef cublasStatus_t SPAN_cublasStatus_t;
 typedef CUdevice_attribute SPAN_CUdevice_attribute;
+typedef CUmodule SPAN_CUmodule;
+typedef CUfunction SPAN_CUfunction;
+typedef CUevent SPAN_CUevent;
+typedef CUfunction_attribute SPAN_CUfunction_attribute;
+typedef nvrtcProgram SPAN_nvrtcProgram;
 #else
 typedef int SPAN_CUresult;
 typedef int SPAN_CUdevice;
@@ -35,13 +40,17 @@ typedef unsigned long long SPAN_CUdeviceptr; /* CUdeviceptr_v2 */
 typedef int SPAN_nvrtcResult;
 typedef int SPAN_cublasStatus_t;
 typedef int SPAN_CUdevice_attribute;
+typedef struct SPAN_CUmod_st* SPAN_CUmodule;
+typedef struct SPAN_CUfunc_st* SPAN_CUfunction;
+typedef struct SPAN_CUevent_st* SPAN_CUevent;
+typedef int SPAN_CUfunction_attribute;
+typedef struct SPAN_nvrtcProgram_st* SPAN_nvrtcProgram;
 #endif
 
 /* ---- driver API (cuda.h) ---- */
 
 #define SPAN_CUDA_SUCCESS 0
 #define SPAN_CUDA_ERROR_NOT_INITIALIZED 3
-#define SPAN_CUDA_ERROR_INSUFFICIENT_DRIVER 35
 #define SPAN_CUDA_ERROR_NO_DEVICE 100
 #define SPAN_CUDA_ERROR_INVALID_DEVICE 101
 #define SPAN_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
@@ -62,9 +71,70 @@ typedef SPAN_CUresult (*span_cuDevicePrimaryCtxRelease_v2_t)(SPAN_CUdevice dev);
 typedef SPAN_CUresult (*span_cuCtxSetCurrent_t)(SPAN_CUcontext ctx);
 typedef SPAN_CUresult (*span_cuMemGetInfo_v2_t)(size_t* free_bytes, size_t* total_bytes);
 
+/* The driver calls of the cuda backend (memory, streams, events, modules, launches): versioned
+   names where cuda.h maps the plain one (cuMemAlloc → cuMemAlloc_v2 …). The test-only stand-in
+   (native/cuda/standin/cuda) exports each of these. */
+#define SPAN_CUDA_ERROR_INVALID_VALUE 1
+#define SPAN_CUDA_ERROR_OUT_OF_MEMORY 2
+#define SPAN_CUDA_ERROR_INVALID_CONTEXT 201
+#define SPAN_CUDA_ERROR_INVALID_HANDLE 400
+#define SPAN_CUDA_ERROR_NOT_FOUND 500
+#define SPAN_CUDA_ERROR_NOT_READY 600
+#define SPAN_CUDA_ERROR_ILLEGAL_ADDRESS 700
+#define SPAN_CUDA_ERROR_LAUNCH_FAILED 719
+#define SPAN_CU_EVENT_DISABLE_TIMING 2
+#define SPAN_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES 8
+#define SPAN_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97
+typedef SPAN_CUresult (*span_cuGetErrorString_t)(SPAN_CUresult error, const char** str);
+typedef SPAN_CUresult (*span_cuCtxSynchronize_t)(void);
+typedef SPAN_CUresult (*span_cuMemAlloc_v2_t)(SPAN_CUdeviceptr* dptr, size_t bytes);
+typedef SPAN_CUresult (*span_cuMemFree_v2_t)(SPAN_CUdeviceptr dptr);
+typedef SPAN_CUresult (*span_cuMemAllocHost_v2_t)(void** pp, size_t bytes);
+typedef SPAN_CUresult (*span_cuMemFreeHost_t)(void* p);
+typedef SPAN_CUresult (*span_cuMemcpyHtoD_v2_t)(SPAN_CUdeviceptr dst, const void* src, size_t bytes);
+typedef SPAN_CUresult (*span_cuMemcpyDtoH_v2_t)(void* dst, SPAN_CUdeviceptr src, size_t bytes);
+typedef SPAN_CUresult (*span_cuMemcpyDtoD_v2_t)(SPAN_CUdeviceptr dst, SPAN_CUdeviceptr src, size_t bytes);
+typedef SPAN_CUresult (*span_cuMemcpyHtoDAsync_v2_t)(SPAN_CUdeviceptr dst, const void* src, size_t bytes, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuMemcpyDtoHAsync_v2_t)(void* dst, SPAN_CUdeviceptr src, size_t bytes, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuMemcpyDtoDAsync_v2_t)(SPAN_CUdeviceptr dst, SPAN_CUdeviceptr src, size_t bytes, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuMemsetD8_v2_t)(SPAN_CUdeviceptr dst, unsigned char value, size_t n);
+typedef SPAN_CUresult (*span_cuMemsetD32_v2_t)(SPAN_CUdeviceptr dst, unsigned int value, size_t n);
+typedef SPAN_CUresult (*span_cuMemsetD8Async_t)(SPAN_CUdeviceptr dst, unsigned char value, size_t n, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuMemsetD32Async_t)(SPAN_CUdeviceptr dst, unsigned int value, size_t n, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuStreamCreate_t)(SPAN_CUstream* stream, unsigned int flags);
+typedef SPAN_CUresult (*span_cuStreamDestroy_v2_t)(SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuStreamSynchronize_t)(SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuStreamQuery_t)(SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuStreamWaitEvent_t)(SPAN_CUstream stream, SPAN_CUevent event, unsigned int flags);
+typedef SPAN_CUresult (*span_cuEventCreate_t)(SPAN_CUevent* event, unsigned int flags);
+typedef SPAN_CUresult (*span_cuEventDestroy_v2_t)(SPAN_CUevent event);
+typedef SPAN_CUresult (*span_cuEventRecord_t)(SPAN_CUevent event, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuEventQuery_t)(SPAN_CUevent event);
+typedef SPAN_CUresult (*span_cuEventSynchronize_t)(SPAN_CUevent event);
+typedef SPAN_CUresult (*span_cuModuleLoadData_t)(SPAN_CUmodule* module, const void* image);
+typedef SPAN_CUresult (*span_cuModuleUnload_t)(SPAN_CUmodule module);
+typedef SPAN_CUresult (*span_cuModuleGetFunction_t)(SPAN_CUfunction* fn, SPAN_CUmodule module, const char* name);
+typedef SPAN_CUresult (*span_cuFuncSetAttribute_t)(SPAN_CUfunction fn, SPAN_CUfunction_attribute attrib, int value);
+typedef SPAN_CUresult (*span_cuLaunchKernel_t)(SPAN_CUfunction fn, unsigned int gridX, unsigned int gridY, unsigned int gridZ, unsigned int blockX,
+                                               unsigned int blockY, unsigned int blockZ, unsigned int sharedMemBytes, SPAN_CUstream stream,
+                                               void** kernelParams, void** extra);
+
 /* ---- NVRTC (nvrtc.h) ---- */
 #define SPAN_NVRTC_SUCCESS 0
+#define SPAN_NVRTC_ERROR_INVALID_OPTION 5
+#define SPAN_NVRTC_ERROR_COMPILATION 6
 typedef SPAN_nvrtcResult (*span_nvrtcVersion_t)(int* major, int* minor);
+typedef const char* (*span_nvrtcGetErrorString_t)(SPAN_nvrtcResult result);
+typedef SPAN_nvrtcResult (*span_nvrtcCreateProgram_t)(SPAN_nvrtcProgram* prog, const char* src, const char* name, int numHeaders,
+                                                      const char* const* headers, const char* const* includeNames);
+typedef SPAN_nvrtcResult (*span_nvrtcDestroyProgram_t)(SPAN_nvrtcProgram* prog);
+typedef SPAN_nvrtcResult (*span_nvrtcCompileProgram_t)(SPAN_nvrtcProgram prog, int numOptions, const char* const* options);
+typedef SPAN_nvrtcResult (*span_nvrtcGetProgramLogSize_t)(SPAN_nvrtcProgram prog, size_t* size);
+typedef SPAN_nvrtcResult (*span_nvrtcGetProgramLog_t)(SPAN_nvrtcProgram prog, char* log);
+typedef SPAN_nvrtcResult (*span_nvrtcGetCUBINSize_t)(SPAN_nvrtcProgram prog, size_t* size);
+typedef SPAN_nvrtcResult (*span_nvrtcGetCUBIN_t)(SPAN_nvrtcProgram prog, char* cubin);
+typedef SPAN_nvrtcResult (*span_nvrtcGetPTXSize_t)(SPAN_nvrtcProgram prog, size_t* size);
+typedef SPAN_nvrtcResult (*span_nvrtcGetPTX_t)(SPAN_nvrtcProgram prog, char* ptx);
 
 /* ---- cuBLASLt (cublasLt.h, cublas_api.h, library_types.h) ---- */
 #define SPAN_CUBLAS_STATUS_SUCCESS 0
