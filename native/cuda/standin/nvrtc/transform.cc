@@ -41,9 +41,13 @@ struct Scanner {
     return false;
   }
 
+  /** Skips white space and comments (not literals). */
   void skipSpace() {
-    while (i < s.size() && (std::isspace(static_cast<unsigned char>(s[i])) || skipNonCode()))
-      if (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) i++;
+    while (i < s.size()) {
+      if (std::isspace(static_cast<unsigned char>(s[i]))) i++;
+      else if (s.compare(i, 2, "//") == 0 || s.compare(i, 2, "/*") == 0) skipNonCode();
+      else return;
+    }
   }
 
   std::string ident() {

@@ -249,15 +249,25 @@ static inline float __uint2float_rn(unsigned i) { return static_cast<float>(i); 
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
-static inline float __expf(float x) { return expf(x); }
-static inline float __exp10f(float x) { return powf(10.0f, x); }
-static inline float __logf(float x) { return logf(x); }
-static inline float __log2f(float x) { return log2f(x); }
-static inline float __log10f(float x) { return log10f(x); }
-static inline float __sinf(float x) { return sinf(x); }
-static inline float __cosf(float x) { return cosf(x); }
-static inline float __tanf(float x) { return tanf(x); }
-static inline float __powf(float x, float y) { return powf(x, y); }
+static inline float span_emu_expf(float x) { return expf(x); }
+static inline float span_emu_exp10f(float x) { return powf(10.0f, x); }
+static inline float span_emu_logf(float x) { return logf(x); }
+static inline float span_emu_log2f(float x) { return log2f(x); }
+static inline float span_emu_log10f(float x) { return log10f(x); }
+static inline float span_emu_sinf(float x) { return sinf(x); }
+static inline float span_emu_cosf(float x) { return cosf(x); }
+static inline float span_emu_tanf(float x) { return tanf(x); }
+static inline float span_emu_powf(float x, float y) { return powf(x, y); }
+#define __expf span_emu_expf  // glibc declares these names: macros, not overloads
+#define __exp10f span_emu_exp10f
+#define __logf span_emu_logf
+#define __log2f span_emu_log2f
+#define __log10f span_emu_log10f
+#define __sinf span_emu_sinf
+#define __cosf span_emu_cosf
+#define __tanf span_emu_tanf
+#define __powf span_emu_powf
+#define __sincosf span_emu_sincosf
 static inline float __fdividef(float x, float y) { return x / y; }
 static inline float fdividef(float x, float y) { return x / y; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
@@ -269,7 +279,7 @@ static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 static inline float __saturatef(float x) { return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
-static inline void __sincosf(float x, float* s, float* c) { *s = sinf(x), *c = cosf(x); }
+static inline void span_emu_sincosf(float x, float* s, float* c) { *s = sinf(x), *c = cosf(x); }
 
 #define SPAN_EMU_MINMAX(T)                                        \
   static inline T min(T a, T b) { return b < a ? b : a; }         \
