@@ -26,7 +26,10 @@ const LIBS = [
   {name: 'libnvrtc.so.13', dirs: ['nvrtc'], libs: ['-ldl']},
 ]
 
-const sourcesOf = (dir) => readdirSync(join(STANDIN, dir)).filter((f) => /\.(cc|h)$/.test(f)).map((f) => join(STANDIN, dir, f))
+const sourcesOf = (dir) =>
+  readdirSync(join(STANDIN, dir))
+    .filter((f) => /\.(cc|h)$/.test(f))
+    .map((f) => join(STANDIN, dir, f))
 const headersOf = (dir) => (existsSync(dir) ? readdirSync(dir).map((f) => join(dir, f)) : [])
 const mtime = (p) => (existsSync(p) ? statSync(p).mtimeMs : 0)
 

@@ -1,3 +1,6 @@
+import {spawnSync} from 'node:child_process'
+import {existsSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {buildStandins, scenario} from '../../../helpers/cuda-standins.js'
 
@@ -115,3 +118,37 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     expect(r.infinity[1]).toMatch(/'INFINITY' was not declared|‘INFINITY’ was not declared/)
   })
 })
+
+describe.skipIf(skip !== '')(`bf16 conversions of the emulator${skip}`, () => {
+  // bf16-check.cc, in C for speed: against CUDA's own cuda_bf16.h where its toolkit is installed,
+  // else against an independent reference. SPAN_BF16_EXHAUSTIVE=1 checks all 2^32 float patterns.
+  it('are bit-exact with CUDA: round to nearest even, canonical NaN, exact widening, double rounded once', () => {
+    const r = scenarioBf16()
+    expect(r.mismatches).toBe(0)
+    expect(r.checked as number).toBeGreaterThan(process.env.SPAN_BF16_EXHAUSTIVE === '1' ? 4e9 : 1.7e7)
+  })
+})
+
+function scenarioBf16(): Record<string, unknown> {
+  if ('error' in s) throw new Error(s.error)
+  const here = join(import.meta.dirname)
+  const real = join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include')
+  const out = join(dirname(s.dir), 'standin-tests')
+  const cxx = process.env.SPAN_EMU_CXX || process.env.CXX || 'g++'
+  const ours = spawnSync(cxx, [
+    '-std=c++17',
+    '-O2',
+    '-c',
+    `-I${join(s.dir, 'span-emu', 'include')}`,
+    join(here, 'bf16-ours.cc'),
+    '-o',
+    join(out, 'bf16-ours.o'),
+  ])
+  expect(ours.status, String(ours.stderr)).toBe(0)
+  const withReal = existsSync(join(real, 'cuda_bf16.h')) ? ['-DREAL_BF16', `-I${real}`] : []
+  const exe = join(out, 'bf16-check')
+  const c = spawnSync(cxx, ['-std=c++17', '-O2', ...withReal, join(here, 'bf16-check.cc'), join(out, 'bf16-ours.o'), '-o', exe], {encoding: 'utf8'})
+  expect(c.status, c.stderr).toBe(0)
+  const r = spawnSync(exe, process.env.SPAN_BF16_EXHAUSTIVE === '1' ? ['all'] : [], {encoding: 'utf8'})
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>
+}
