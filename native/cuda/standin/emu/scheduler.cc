@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -78,11 +79,15 @@ struct Fiber {
 struct Run {
   const Launch* launch = nullptr;
   std::vector<Fiber> fibers;
+  std::vector<uint8_t> warpWaiting, warpExited;  // per warp: lanes at a warp intrinsic, lanes exited
   unsigned n = 0, atBarrier = 0, exited = 0;
   void* schedSp = nullptr;
   std::string error;
   bool abort = false;
   int last = 0, curWarp = 0;
+  Fiber* running = nullptr;
+  std::vector<int> queue;  // ready threads, a ring (inorder, reverse, random): each at most once
+  size_t qHead = 0, qCount = 0;
   uint64_t rng = 1;
   SpanEmuBlock block{};
 };
@@ -125,13 +130,33 @@ bool ensureStacks(unsigned n) {
   abort();  // an exited or failed fiber is never resumed
 }
 
-void block(Fiber* f) { span_emu_switch(&f->sp, R.schedSp); }
+int pick();
+
+/**
+ * f waits (or has exited): switch straight to the next thread the schedule picks, or back to the
+ * block's loop when none can run (the block is done, deadlocked or failed). Returns when f is resumed.
+ */
+void block(Fiber* f) {
+  int i = R.abort ? -1 : pick();
+  if (i < 0) return span_emu_switch(&f->sp, R.schedSp);
+  Fiber* g = &R.fibers[i];
+  gCur = R.running = g;
+  gThread = &g->t;
+  if (g != f) span_emu_switch(&f->sp, g->sp);
+}
 
 [[noreturn]] void fail(const std::string& msg) {
   if (!R.abort) R.error = msg;
   R.abort = true;
   gCur->state = kExited;
   toScheduler(gCur);
+}
+
+/** f can run again: into the run queue (the running thread is never queued). */
+void makeReady(Fiber& f) {
+  f.state = kReady;
+  if (&f == R.running) return;
+  R.queue[(R.qHead + R.qCount++) % R.n] = static_cast<int>(&f - R.fibers.data());
 }
 
 // ---- the barrier ----
@@ -144,12 +169,14 @@ void releaseBarrier() {
       all &= f.pred != 0;
       any |= f.pred != 0;
     }
-  for (auto& f : R.fibers)
-    if (f.state == kAtBarrier) {
-      int op = f.op;
-      f.pred = op == SPAN_EMU_SYNC_COUNT ? count : op == SPAN_EMU_SYNC_AND ? all : op == SPAN_EMU_SYNC_OR ? any : 0;
-      f.state = kReady;
-    }
+  bool down = R.launch->schedule.kind == Schedule::Reverse;
+  for (unsigned k = 0; k < R.n; k++) {
+    Fiber& f = R.fibers[down ? R.n - 1 - k : k];
+    if (f.state != kAtBarrier) continue;
+    int op = f.op;
+    f.pred = op == SPAN_EMU_SYNC_COUNT ? count : op == SPAN_EMU_SYNC_AND ? all : op == SPAN_EMU_SYNC_OR ? any : 0;
+    makeReady(f);
+  }
   R.atBarrier = 0;
 }
 
@@ -210,7 +237,9 @@ void computeWarp(unsigned w, unsigned group) {
       ballot |= static_cast<uint64_t>(lanes[l].value != 0) << l;
       red = reduce(first.op, first.arg != 0, red, lanes[l].value);
     }
-  for (unsigned l = 0; l < 32; l++) {
+  bool down = R.launch->schedule.kind == Schedule::Reverse;
+  for (unsigned k = 0; k < 32; k++) {
+    unsigned l = down ? 31 - k : k;
     if (!(group >> l & 1)) continue;
     Fiber& f = lanes[l];
     switch (f.op) {
@@ -226,7 +255,8 @@ void computeWarp(unsigned w, unsigned group) {
         f.result = (group >> j & 1) ? lanes[j].value : f.value;  // an absent or exited source: undefined on a GPU, own value here
       }
     }
-    f.state = kReady;
+    makeReady(f);
+    R.warpWaiting[w]--;
   }
 }
 
@@ -234,6 +264,7 @@ void computeWarp(unsigned w, unsigned group) {
 bool tryComplete(Fiber* f) {
   unsigned w = f->t.warp;
   unsigned members = f->mask & existing(w), group = 0;
+  if (R.warpWaiting[w] + R.warpExited[w] < static_cast<unsigned>(__builtin_popcount(members))) return false;  // someone is still running
   Fiber* lanes = &R.fibers[w * 32];
   for (unsigned l = 0; l < 32; l++) {
     if (!(members >> l & 1) || lanes[l].state == kExited) continue;
@@ -264,6 +295,7 @@ uint64_t rtWarp(int op, unsigned mask, uint64_t value, int arg, int width) {
     fail(msg);
   }
   f->state = kAtWarp;
+  R.warpWaiting[f->t.warp]++;
   f->op = op;
   f->mask = mask;
   f->value = value;
@@ -286,6 +318,7 @@ unsigned rtActive() {
 [[noreturn]] void onExit(Fiber* f) {
   f->state = kExited;
   R.exited++;
+  R.warpExited[f->t.warp]++;
   if (R.atBarrier > 0 && R.atBarrier + R.exited == R.n) releaseBarrier();
   Fiber* lanes = &R.fibers[f->t.warp * 32];
   for (unsigned l = 0; l < 32; l++) {
@@ -297,7 +330,8 @@ unsigned rtActive() {
       gCur = f;
     }
   }
-  toScheduler(f);
+  block(f);
+  abort();  // an exited fiber is never resumed
 }
 
 void fiberMain(void* arg) {
@@ -325,24 +359,26 @@ int pickWarp() {
       unsigned l = k == 0 ? (R.last - w * 32 + d) % lanes : d - 1;
       if (R.fibers[w * 32 + l].state == kReady) {
         R.curWarp = static_cast<int>(w);
-        return static_cast<int>(w * 32 + l);
+        return R.last = static_cast<int>(w * 32 + l);
       }
     }
   }
   return -1;
 }
 
-/** The next thread to run, or -1 when none can. */
+/**
+ * The next thread to run, or -1 when none can. Inorder and reverse take the run queue in order
+ * (threads queued up or down by index as they are released, so warps advance in step), random
+ * takes a random queued thread, warp scans the current warp's lanes first.
+ */
 int pick() {
-  int n = static_cast<int>(R.n);
-  Schedule s = R.launch->schedule.kind;
-  if (s == Schedule::Warp) return pickWarp();
-  int start = s == Schedule::Random ? static_cast<int>(nextRandom() % R.n) : R.last;
-  for (int k = 1; k <= n; k++) {
-    int i = s == Schedule::Reverse ? ((start - k) % n + n) % n : (start + k) % n;
-    if (R.fibers[i].state == kReady) return R.last = i;
-  }
-  return -1;
+  if (R.launch->schedule.kind == Schedule::Warp) return pickWarp();
+  if (!R.qCount) return -1;
+  if (R.launch->schedule.kind == Schedule::Random) std::swap(R.queue[R.qHead], R.queue[(R.qHead + nextRandom() % R.qCount) % R.n]);
+  int i = R.queue[R.qHead];
+  R.qHead = (R.qHead + 1) % R.n;
+  R.qCount--;
+  return i;
 }
 
 // ---- blocks ----
@@ -392,10 +428,15 @@ bool runBlock(unsigned linearBlock) {
   if (R.block.dynSmem) memset(R.block.dynSmem, 0xff, L.dynSmem);  // uninitialised shared memory reads as NaN / -1
   for (unsigned i = 0; i < R.n; i++) resetFiber(i, L.block);
   R.atBarrier = R.exited = 0;
+  std::fill(R.warpWaiting.begin(), R.warpWaiting.end(), 0);
+  std::fill(R.warpExited.begin(), R.warpExited.end(), 0);
   R.curWarp = 0;
-  R.last = L.schedule.kind == Schedule::Reverse ? 0 : static_cast<int>(R.n) - 1;
+  R.last = static_cast<int>(R.n) - 1;
+  R.qHead = 0;
+  R.qCount = R.n;
+  for (unsigned i = 0; i < R.n; i++) R.queue[i] = static_cast<int>(L.schedule.kind == Schedule::Reverse ? R.n - 1 - i : i);
   for (int i; !R.abort && (i = pick()) >= 0;) {
-    gCur = &R.fibers[i];
+    gCur = R.running = &R.fibers[i];
     gThread = &gCur->t;
     span_emu_switch(&R.schedSp, gCur->sp);
   }
@@ -451,6 +492,9 @@ std::string run(const Launch& L) {
   R.rng = L.schedule.seed * 0x9E3779B97F4A7C15ull | 1;
   if (R.n == 0 || !ensureStacks(R.n)) return R.n == 0 ? "a block of 0 threads" : "cannot map the fibers' stacks";
   R.fibers.resize(R.n);
+  R.queue.resize(R.n);
+  R.warpWaiting.resize((R.n + 31) / 32);
+  R.warpExited.resize((R.n + 31) / 32);
   std::vector<char> smem(L.dynSmem + 128);
   R.block.blockDim = L.block;
   R.block.gridDim = L.grid;
