@@ -1,7 +1,9 @@
 // The libcuda stand-in (libcuda.so.1 in the stand-ins' folder): the driver entry points of
 // native/cuda/src/abi.h over host memory and the CUDA-C emulator. A fake device ("Span Stand-in
 // GPU", compute capability 8.0); device memory is host memory with an allocation table
-// (memory.cc); streams run their work at once, in order; modules are what the NVRTC stand-in
+// (memory.cc); stream work runs at once, in order, or with SPAN_STANDIN_DEFER=1 only at the next
+// synchronisation (so a host read before it sees stale data, and the first cuEventQuery or
+// cuStreamQuery after new work says CUDA_ERROR_NOT_READY); modules are what the NVRTC stand-in
 // built; cuLaunchKernel runs the kernel through the emulator (emu/scheduler.cc). A launch or
 // copy that touches memory outside a live allocation fails with a message on stderr and from
 // spanStandinLastError(); a failed kernel (deadlock, trap) is a sticky CUDA_ERROR_LAUNCH_FAILED,
@@ -16,6 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -94,6 +99,9 @@ struct Event {
   double ms = 0;
 };
 
+/** Stream work waiting for a synchronisation (SPAN_STANDIN_DEFER=1), in the order it was issued: one queue serves every stream. */
+std::deque<std::function<int()>> pending;
+
 std::recursive_mutex mu;
 bool initialised = false;
 int sticky = OK;  // a kernel fault: every later call fails with it
@@ -124,6 +132,32 @@ int ready() {
 }
 
 bool validStream(void* s) { return s == nullptr || s == reinterpret_cast<void*>(1) || s == reinterpret_cast<void*>(2) || streams.count(s); }
+
+bool deferred() {
+  const char* d = getenv("SPAN_STANDIN_DEFER");
+  return d && strcmp(d, "1") == 0;
+}
+
+/** Runs stream work now, or queues it when deferred. */
+int enqueue(std::function<int()> work) {
+  if (!deferred()) return work();
+  pending.push_back(std::move(work));
+  return 0;
+}
+
+/** Runs every queued piece of work (a synchronisation point); the first failure is returned (and is sticky for kernels). */
+int flush() {
+  while (!pending.empty()) {
+    auto work = std::move(pending.front());
+    pending.pop_front();
+    int r = work();
+    if (r) {
+      pending.clear();
+      return r;
+    }
+  }
+  return sticky;
+}
 
 double nowMs() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -224,8 +258,17 @@ int copy(const char* api, void* dst, const void* src, size_t n, bool dstDevice, 
   std::string why = dstDevice ? span_standin::checkRange(reinterpret_cast<uintptr_t>(dst), n) : "";
   if (why.empty() && srcDevice) why = span_standin::checkRange(reinterpret_cast<uintptr_t>(src), n);
   if (!why.empty()) return fail(INVALID_VALUE, api, why);
-  if (n) memmove(dst, src, n);
-  return OK;
+  if (!n) return OK;
+  if (!stream && strstr(api, "Async") == nullptr) {  // a synchronous copy: everything before it first
+    if ((r = flush()) != OK) return r;
+    memmove(dst, src, n);
+    return OK;
+  }
+  if (!srcDevice && span_standin::checkPointer(reinterpret_cast<uintptr_t>(src)).size()) {  // pageable host memory is staged at once
+    auto staged = std::make_shared<std::string>(static_cast<const char*>(src), n);
+    return enqueue([dst, staged]() -> int { return memmove(dst, staged->data(), staged->size()), OK; });
+  }
+  return enqueue([dst, src, n]() -> int { return memmove(dst, src, n), OK; });
 }
 
 int memsetN(const char* api, uintptr_t dst, unsigned value, size_t n, size_t width, void* stream) {
@@ -235,10 +278,26 @@ int memsetN(const char* api, uintptr_t dst, unsigned value, size_t n, size_t wid
   if (dst % width) return fail(INVALID_VALUE, api, "the address is not aligned to the element size");
   std::string why = span_standin::checkRange(dst, n * width);
   if (!why.empty()) return fail(INVALID_VALUE, api, why);
-  if (width == 1) memset(reinterpret_cast<void*>(dst), static_cast<int>(value), n);
-  else
-    for (size_t i = 0; i < n; i++) reinterpret_cast<uint32_t*>(dst)[i] = value;
-  return OK;
+  return enqueue([dst, value, n, width]() -> int {
+    if (width == 1) memset(reinterpret_cast<void*>(dst), static_cast<int>(value), n);
+    else
+      for (size_t i = 0; i < n; i++) reinterpret_cast<uint32_t*>(dst)[i] = value;
+    return OK;
+  });
+}
+
+/** A launch, run now or later: its parameter values are copied here, as cuLaunchKernel copies them. */
+int runLaunch(span_emu::Launch L, void** params) {
+  auto bytes = std::make_shared<std::vector<std::vector<char>>>();
+  for (unsigned i = 0; i < L.kernel->paramCount; i++) bytes->emplace_back(static_cast<char*>(params[i]), static_cast<char*>(params[i]) + L.kernel->params[i].size);
+  return enqueue([L, bytes]() mutable -> int {
+    std::vector<void*> ptrs;
+    for (auto& b : *bytes) ptrs.push_back(b.data());
+    L.params = ptrs.data();
+    std::string err = span_emu::run(L);
+    if (err.empty()) return OK;
+    return sticky = fail(err.find("assert") != std::string::npos ? ASSERT : LAUNCH_FAILED, "cuLaunchKernel", err);
+  });
 }
 
 }  // namespace
@@ -330,7 +389,8 @@ EXPORT int cuCtxGetDevice(int* dev) {
 }
 EXPORT int cuCtxSynchronize() {
   LOCK;
-  return ready();
+  int r = ready();
+  return r ? r : flush();
 }
 
 // ---- memory ----
@@ -358,10 +418,17 @@ EXPORT int cuMemFree_v2(unsigned long long p) {
   int r = ready();
   if (r) return r;
   if (p == 0) return OK;
+  if ((r = flush()) != OK) return r;  // cuMemFree waits for the work that may use the memory
   return span_standin::release(p, false) ? OK : fail(INVALID_VALUE, "cuMemFree", span_standin::checkPointer(p).empty() ? "not the start of an allocation" : span_standin::checkPointer(p));
 }
 EXPORT int cuMemAllocAsync(unsigned long long* p, size_t bytes, void* stream) { return validStream(stream) ? cuMemAlloc_v2(p, bytes) : INVALID_HANDLE; }
-EXPORT int cuMemFreeAsync(unsigned long long p, void* stream) { return validStream(stream) ? cuMemFree_v2(p) : INVALID_HANDLE; }
+EXPORT int cuMemFreeAsync(unsigned long long p, void* stream) {
+  LOCK;
+  int r = ready();
+  if (r || !validStream(stream)) return r ? r : INVALID_HANDLE;
+  if (!span_standin::checkRange(p, 1).empty()) return fail(INVALID_VALUE, "cuMemFreeAsync", span_standin::checkPointer(p));
+  return enqueue([p]() -> int { return span_standin::release(p, false) ? OK : INVALID_VALUE; });
+}
 EXPORT int cuMemAllocHost_v2(void** p, size_t bytes) {
   LOCK;
   int r = ready();
@@ -408,9 +475,16 @@ EXPORT int cuStreamDestroy_v2(void* s) {
 EXPORT int cuStreamSynchronize(void* s) {
   LOCK;
   int r = ready();
-  return r ? r : validStream(s) ? OK : INVALID_HANDLE;
+  return r ? r : !validStream(s) ? INVALID_HANDLE : flush();
 }
-EXPORT int cuStreamQuery(void* s) { return cuStreamSynchronize(s); }
+/** Deferred: NOT_READY once while work is queued (it then runs), so a polling loop is exercised. */
+EXPORT int cuStreamQuery(void* s) {
+  LOCK;
+  int r = ready();
+  if (r || !validStream(s)) return r ? r : INVALID_HANDLE;
+  if (pending.empty()) return OK;
+  return (r = flush()) ? r : NOT_READY;
+}
 EXPORT int cuStreamWaitEvent(void* s, void* e, unsigned) {
   LOCK;
   int r = ready();
@@ -436,16 +510,22 @@ EXPORT int cuEventRecord(void* e, void* s) {
   int r = ready();
   if (r) return r;
   if (!events.count(e) || !validStream(s)) return INVALID_HANDLE;
-  static_cast<Event*>(e)->recorded = true;
-  static_cast<Event*>(e)->ms = nowMs();
-  return OK;
+  auto* ev = static_cast<Event*>(e);
+  ev->recorded = false;
+  return enqueue([ev]() -> int { return ev->recorded = true, ev->ms = nowMs(), OK; });
 }
 EXPORT int cuEventQuery(void* e) {
   LOCK;
   int r = ready();
-  return r ? r : events.count(e) ? OK : INVALID_HANDLE;
+  if (r || !events.count(e)) return r ? r : INVALID_HANDLE;
+  if (pending.empty()) return OK;
+  return (r = flush()) ? r : NOT_READY;
 }
-EXPORT int cuEventSynchronize(void* e) { return cuEventQuery(e); }
+EXPORT int cuEventSynchronize(void* e) {
+  LOCK;
+  int r = ready();
+  return r ? r : !events.count(e) ? INVALID_HANDLE : flush();
+}
 EXPORT int cuEventElapsedTime_v2(float* ms, void* a, void* b) {
   LOCK;
   int r = ready();
@@ -515,11 +595,9 @@ EXPORT int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsig
   span_emu::Launch L;
   std::string err;
   if (!span_emu::parseSchedule(getenv("SPAN_EMU_SCHEDULE"), L.schedule, err)) return fail(INVALID_VALUE, "cuLaunchKernel", err);
-  L.kernel = f->kernel, L.params = params, L.grid = {gx, gy, gz}, L.block = {bx, by, bz}, L.dynSmem = smem;
+  L.kernel = f->kernel, L.grid = {gx, gy, gz}, L.block = {bx, by, bz}, L.dynSmem = smem;
   launches++;
-  err = span_emu::run(L);
-  if (!err.empty()) return sticky = fail(err.find("assert") != std::string::npos ? ASSERT : LAUNCH_FAILED, "cuLaunchKernel", err);
-  return OK;
+  return runLaunch(L, params);
 }
 
 // ---- for tests: what a GPU cannot tell ----

@@ -42,6 +42,8 @@ struct Api {
   API(cuEventCreate);
   API(cuEventRecord);
   API(cuEventSynchronize);
+  API(cuEventQuery);
+  API(cuMemcpyDtoHAsync_v2);
   API(nvrtcCreateProgram);
   API(nvrtcCompileProgram);
   API(nvrtcGetProgramLogSize);
@@ -64,7 +66,7 @@ void load(const std::string& dir) {
   LOAD(cu, cuInit), LOAD(cu, cuDeviceGet), LOAD(cu, cuDevicePrimaryCtxRetain), LOAD(cu, cuCtxSetCurrent), LOAD(cu, cuGetErrorName);
   LOAD(cu, cuMemAlloc_v2), LOAD(cu, cuMemFree_v2), LOAD(cu, cuMemcpyHtoD_v2), LOAD(cu, cuMemcpyDtoH_v2), LOAD(cu, cuMemsetD8_v2), LOAD(cu, cuMemsetD32_v2);
   LOAD(cu, cuModuleLoadData), LOAD(cu, cuModuleGetFunction), LOAD(cu, cuFuncSetAttribute), LOAD(cu, cuLaunchKernel), LOAD(cu, cuCtxSynchronize);
-  LOAD(cu, cuStreamCreate), LOAD(cu, cuEventCreate), LOAD(cu, cuEventRecord), LOAD(cu, cuEventSynchronize);
+  LOAD(cu, cuStreamCreate), LOAD(cu, cuEventCreate), LOAD(cu, cuEventRecord), LOAD(cu, cuEventSynchronize), LOAD(cu, cuEventQuery), LOAD(cu, cuMemcpyDtoHAsync_v2);
   LOAD(rtc, nvrtcCreateProgram), LOAD(rtc, nvrtcCompileProgram), LOAD(rtc, nvrtcGetProgramLogSize), LOAD(rtc, nvrtcGetProgramLog);
   LOAD(rtc, nvrtcGetCUBINSize), LOAD(rtc, nvrtcGetCUBIN), LOAD(rtc, nvrtcGetPTXSize), LOAD(rtc, nvrtcGetPTX), LOAD(rtc, nvrtcGetErrorString);
   A.lastError = reinterpret_cast<const char* (*)()>(dlsym(cu, "spanStandinLastError"));
@@ -298,6 +300,25 @@ int compileErrors() {
   return 0;
 }
 
+/** A launch and an async read on a stream: the host buffer before and after the event says the work is done. */
+int deferred() {
+  SPAN_CUfunction f = function("faults.cu", "touch");
+  SPAN_CUdeviceptr d = upload(std::vector<float>(64, 0.0f));
+  SPAN_CUstream st;
+  SPAN_CUevent ev;
+  CHECK(A.cuStreamCreate(&st, 0));
+  CHECK(A.cuEventCreate(&ev, 0));
+  void* params[] = {&d};
+  CHECK(A.cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, st, params, nullptr));
+  std::vector<float> out(64, -1.0f);
+  CHECK(A.cuMemcpyDtoHAsync_v2(out.data(), d, 64 * 4, st));
+  float before = out[0];
+  CHECK(A.cuEventRecord(ev, st));
+  int q1 = A.cuEventQuery(ev), q2 = A.cuEventQuery(ev);
+  printf("{\"before\":%g,\"query1\":%s,\"query2\":%s,\"after\":%g}\n", before, json(errName(q1)).c_str(), json(errName(q2)).c_str(), out[63]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -313,6 +334,7 @@ int main(int argc, char** argv) {
   if (s == "atomics") return atomics(arg(0, 10000), arg(1, 20), arg(2, 128));
   if (s == "dynsmem") return dynsmem(arg(0, 1000), arg(1, 128), arg(2, 0), arg(3, 0) != 0);
   if (s == "copies") return copies();
+  if (s == "deferred") return deferred();
   if (s == "fault") return fault(argv[4], arg(1, 64));
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;

@@ -109,6 +109,15 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     expect(k.message).toMatch(/^cuLaunchKernel: kernel touch, parameter 0: 0x[0-9a-f]+ points into freed memory/)
   })
 
+  it('stream work runs at once, or with SPAN_STANDIN_DEFER=1 only at a synchronisation: a read before it sees stale data', () => {
+    expect(scenario(s, 'deferred')).toEqual({before: 1, query1: 'CUDA_SUCCESS', query2: 'CUDA_SUCCESS', after: 1})
+    expect(scenario(s, 'deferred', [], {SPAN_STANDIN_DEFER: '1'})).toEqual({before: -1, query1: 'CUDA_ERROR_NOT_READY', query2: 'CUDA_SUCCESS', after: 1})
+    const ln = scenario(s, 'layernorm', [16, 300, 96], {SPAN_STANDIN_DEFER: '1', HARNESS_REPEAT: '1'})
+    expect(ln.maxRelErr as number).toBeLessThanOrEqual(5e-7)
+    const dead = scenario(s, 'fault', ['barrier_vs_shuffle', 64], {SPAN_STANDIN_DEFER: '1'})
+    expect(dead).toMatchObject({launch: 'CUDA_SUCCESS', after: 'CUDA_ERROR_LAUNCH_FAILED'}) // a fault shows at the synchronisation, as on a GPU
+  })
+
   it('NVRTC refusals: a compile error through the program log, an unknown option, INFINITY as under NVRTC', () => {
     const r = scenario(s, 'compile-errors') as Record<string, [string, string]>
     expect(r.syntax[0]).toBe('NVRTC_ERROR_COMPILATION')
