@@ -10,6 +10,8 @@
 // as a GPU fault is. Test-only: never shipped, never on a library path.
 //   SPAN_STANDIN_DEVICES  how many devices (default 1)     SPAN_STANDIN_MEM_MB  memory of each (16384)
 //   SPAN_EMU_SCHEDULE     inorder|reverse|random[:seed]|warp   SPAN_STANDIN_QUIET=1  no stderr lines
+//   SPAN_STANDIN_GUARD=0  allocations from the heap, unguarded (by default each ends at an inaccessible page
+//                         and freed ones stay inaccessible: a kernel touching them fails with CUDA_ERROR_ILLEGAL_ADDRESS)
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -296,7 +298,8 @@ int runLaunch(span_emu::Launch L, void** params) {
     L.params = ptrs.data();
     std::string err = span_emu::run(L);
     if (err.empty()) return OK;
-    return sticky = fail(err.find("assert") != std::string::npos ? ASSERT : LAUNCH_FAILED, "cuLaunchKernel", err);
+    int code = err.rfind("illegal address", 0) == 0 ? ILLEGAL_ADDRESS : err.find("assert") != std::string::npos ? ASSERT : LAUNCH_FAILED;
+    return sticky = fail(code, "cuLaunchKernel", err);
   });
 }
 
@@ -322,6 +325,7 @@ EXPORT int cuInit(unsigned flags) {
   LOCK;
   if (flags) return INVALID_VALUE;
   initialised = true;
+  if (span_standin::guarded()) span_emu::catchFaults(span_standin::describeFault);
   while (primary.size() < static_cast<size_t>(deviceCount())) primary.push_back(new Ctx{static_cast<int>(primary.size())});
   return deviceCount() ? OK : NO_DEVICE;
 }

@@ -2,6 +2,9 @@
 // stale pointer is reported as "freed" rather than "not device memory".
 #include "memory.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -12,10 +15,15 @@ namespace {
 struct Alloc {
   size_t bytes;
   bool host;
+  uintptr_t mapBase = 0;  // guarded: the mapping, its last page inaccessible
+  size_t mapBytes = 0;
 };
+
+const size_t kPage = 4096;
 
 std::map<uintptr_t, Alloc> live;
 std::map<uintptr_t, size_t> freed;
+std::map<uintptr_t, std::pair<uintptr_t, size_t>> freedMaps;  // guarded: map base → (allocation, bytes), kept inaccessible
 size_t used = 0;
 
 std::string hex(uintptr_t p) {
@@ -50,12 +58,28 @@ size_t totalBytes() {
   return (v ? v : 16384) << 20;
 }
 
+bool guarded() {
+  const char* g = getenv("SPAN_STANDIN_GUARD");
+  return !(g && g[0] == '0' && !g[1]);
+}
+
+/** A guarded allocation: its (256-aligned) end at an inaccessible page. */
+uintptr_t mapGuarded(size_t bytes, Alloc& a) {
+  size_t span = (bytes + 255) & ~size_t(255);
+  a.mapBytes = ((span + kPage - 1) & ~(kPage - 1)) + kPage;
+  void* m = mmap(nullptr, a.mapBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return 0;
+  a.mapBase = reinterpret_cast<uintptr_t>(m);
+  mprotect(reinterpret_cast<char*>(m) + a.mapBytes - kPage, kPage, PROT_NONE);
+  return a.mapBase + a.mapBytes - kPage - span;
+}
+
 uintptr_t allocate(size_t bytes, bool hostPinned) {
   if (bytes == 0 || (!hostPinned && used + bytes > totalBytes())) return 0;
-  void* m = aligned_alloc(256, (bytes + 255) & ~size_t(255));
-  if (!m) return 0;
-  auto p = reinterpret_cast<uintptr_t>(m);
-  live[p] = Alloc{bytes, hostPinned};
+  Alloc a{bytes, hostPinned};
+  uintptr_t p = !hostPinned && guarded() ? mapGuarded(bytes, a) : reinterpret_cast<uintptr_t>(aligned_alloc(256, (bytes + 255) & ~size_t(255)));
+  if (!p) return 0;
+  live[p] = a;
   if (!hostPinned) used += bytes;
   for (auto it = freed.lower_bound(p > (1u << 30) ? p - (1u << 30) : 0); it != freed.end() && it->first < p + bytes;)
     it = it->first + it->second > p ? freed.erase(it) : std::next(it);
@@ -67,8 +91,14 @@ bool release(uintptr_t p, bool hostPinned) {
   if (it == live.end() || it->second.host != hostPinned) return false;
   if (!hostPinned) used -= it->second.bytes;
   freed[p] = it->second.bytes;
+  if (it->second.mapBase) {  // never reused: a kernel touching it faults
+    madvise(reinterpret_cast<void*>(it->second.mapBase), it->second.mapBytes, MADV_DONTNEED);
+    mprotect(reinterpret_cast<void*>(it->second.mapBase), it->second.mapBytes, PROT_NONE);
+    freedMaps[it->second.mapBase] = {p, it->second.bytes};
+  } else {
+    free(reinterpret_cast<void*>(p));
+  }
   live.erase(it);
-  free(reinterpret_cast<void*>(p));
   return true;
 }
 
@@ -83,6 +113,19 @@ std::string checkRange(uintptr_t p, size_t bytes) {
 }
 
 std::string checkPointer(uintptr_t p) { return p == 0 || find(p, true) != live.end() ? "" : whyNot(p); }
+
+std::string describeFault(uintptr_t a) {
+  for (const auto& [p, al] : live)
+    if (al.mapBase && a >= al.mapBase + al.mapBytes - kPage && a < al.mapBase + al.mapBytes)
+      return "an access at " + hex(a) + ", " + std::to_string(a - p - al.bytes) + " bytes past the end of the allocation at " + hex(p) + " of " +
+             std::to_string(al.bytes) + " bytes";
+  auto it = freedMaps.upper_bound(a);
+  if (it == freedMaps.begin()) return "";
+  --it;
+  size_t mapBytes = (((it->second.second + 255) & ~size_t(255)) + kPage - 1) / kPage * kPage + kPage;
+  if (a >= it->first + mapBytes) return "";
+  return "an access at " + hex(a) + " into freed memory (the allocation at " + hex(it->second.first) + " of " + std::to_string(it->second.second) + " bytes)";
+}
 
 size_t liveBytes() { return used; }
 size_t liveCount() {

@@ -23,6 +23,14 @@ std::string checkRange(uintptr_t p, size_t bytes);
 /** "" when p points into (or one past the end of) a live allocation, as a kernel's pointer argument must. */
 std::string checkPointer(uintptr_t p);
 
+/**
+ * Unless SPAN_STANDIN_GUARD=0, every device allocation ends at an inaccessible page and freed ones
+ * stay inaccessible: what a fault at `address` touched ("" if none of them), for the emulator's
+ * fault handler.
+ */
+std::string describeFault(uintptr_t address);
+bool guarded();
+
 size_t liveBytes();
 size_t liveCount();
 size_t totalBytes();

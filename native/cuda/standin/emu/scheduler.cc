@@ -6,6 +6,8 @@
 // some have not exited the launch ends with a deadlock message instead of hanging.
 #include "scheduler.h"
 
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -342,6 +344,35 @@ void fiberMain(void* arg) {
 
 const SpanEmuRt kRuntime = {SPAN_EMU_ABI, &gThread, &gBlock, rtBarrier, rtWarp, rtActive, rtTrap};
 
+// ---- faults: a kernel touching a guard page ends its launch ----
+
+std::string (*gDescribe)(uintptr_t) = nullptr;
+struct sigaction gOldSegv;
+sigjmp_buf gFaultJump;
+bool gInRun = false;
+
+void onSegv(int sig, siginfo_t* info, void* context) {
+  if (gInRun && gDescribe && gCur) {
+    std::string why = gDescribe(reinterpret_cast<uintptr_t>(info->si_addr));
+    if (!why.empty()) {
+      const SpanEmuBlock& b = R.block;
+      char where[160];
+      snprintf(where, sizeof where, "illegal address: kernel %s, block (%u,%u,%u), thread %u: ", R.launch->kernel->name, b.blockIdx.x, b.blockIdx.y,
+               b.blockIdx.z, gCur->t.linear);
+      R.error = where + why;
+      R.abort = true;
+      siglongjmp(gFaultJump, 1);
+    }
+  }
+  if ((gOldSegv.sa_flags & SA_SIGINFO) && gOldSegv.sa_sigaction) return gOldSegv.sa_sigaction(sig, info, context);
+  if (gOldSegv.sa_handler == SIG_IGN) return;
+  if (gOldSegv.sa_handler == SIG_DFL || !gOldSegv.sa_handler) {
+    signal(SIGSEGV, SIG_DFL);  // the fault happens again, with the default action
+    return;
+  }
+  gOldSegv.sa_handler(sig);
+}
+
 // ---- schedules ----
 
 uint64_t nextRandom() {
@@ -485,6 +516,17 @@ bool parseSchedule(const char* text, ScheduleSpec& out, std::string& error) {
 
 const SpanEmuRt* runtime() { return &kRuntime; }
 
+void catchFaults(std::string (*describe)(uintptr_t)) {
+  if (gDescribe) return;
+  gDescribe = describe;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = onSegv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &gOldSegv);
+}
+
 std::string run(const Launch& L) {
   R = Run();
   R.launch = &L;
@@ -501,8 +543,12 @@ std::string run(const Launch& L) {
   R.block.dynSmemBytes = L.dynSmem;
   R.block.dynSmem = L.dynSmem ? reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem.data()) + 127) & ~uintptr_t(127)) : nullptr;
   gBlock = &R.block;
-  for (unsigned b : blockOrder(L.grid.x * L.grid.y * L.grid.z, L.schedule))
-    if (!runBlock(b)) break;
+  std::vector<unsigned> order = blockOrder(L.grid.x * L.grid.y * L.grid.z, L.schedule);
+  gInRun = true;
+  if (sigsetjmp(gFaultJump, 1) == 0)
+    for (unsigned b : order)
+      if (!runBlock(b)) break;
+  gInRun = false;
   gCur = nullptr;
   gThread = nullptr;
   gBlock = nullptr;

@@ -45,6 +45,13 @@ struct Launch {
 /** Runs every block of the launch; "" on success, else why it failed (a deadlock, a trap). One launch at a time. */
 std::string run(const Launch& launch);
 
+/**
+ * Turns a segmentation fault inside a launch into a launch failure ("illegal address: …")
+ * when `describe` names the address (a guard page of an allocation, freed memory); other
+ * faults go to the handler that was installed before. Installed once.
+ */
+void catchFaults(std::string (*describe)(uintptr_t address));
+
 /** The name of a schedule, for messages. */
 const char* scheduleName(Schedule s);
 

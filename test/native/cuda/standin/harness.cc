@@ -319,6 +319,24 @@ int deferred() {
   return 0;
 }
 
+/** Kernels reading or writing outside live memory: past an allocation's end, and through a stored pointer to freed memory. */
+int guard(const char* what) {
+  SPAN_CUdeviceptr x;
+  CHECK(A.cuMemAlloc_v2(&x, 1000 * 4));
+  int r;
+  if (strcmp(what, "overrun") == 0) {
+    void* params[] = {&x};
+    r = A.cuLaunchKernel(function("faults.cu", "overrun"), 2, 1, 1, 1024, 1, 1, 0, nullptr, params, nullptr);
+  } else {
+    SPAN_CUdeviceptr table = upload(std::vector<SPAN_CUdeviceptr>{x});
+    CHECK(A.cuMemFree_v2(x));
+    void* params[] = {&table};
+    r = A.cuLaunchKernel(function("faults.cu", "indirect"), 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  }
+  printf("{\"launch\":%s,\"message\":%s,\"after\":%s}\n", json(errName(r)).c_str(), json(r ? A.lastError() : "").c_str(), json(errName(A.cuCtxSynchronize())).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -335,6 +353,7 @@ int main(int argc, char** argv) {
   if (s == "dynsmem") return dynsmem(arg(0, 1000), arg(1, 128), arg(2, 0), arg(3, 0) != 0);
   if (s == "copies") return copies();
   if (s == "deferred") return deferred();
+  if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;

@@ -109,6 +109,19 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     expect(k.message).toMatch(/^cuLaunchKernel: kernel touch, parameter 0: 0x[0-9a-f]+ points into freed memory/)
   })
 
+  it('a kernel touching memory past an allocation or freed memory fails with CUDA_ERROR_ILLEGAL_ADDRESS (guard pages)', () => {
+    const over = scenario(s, 'guard', ['overrun'])
+    expect(over).toMatchObject({launch: 'CUDA_ERROR_ILLEGAL_ADDRESS', after: 'CUDA_ERROR_ILLEGAL_ADDRESS'})
+    expect(over.message).toMatch(
+      /^cuLaunchKernel: illegal address: kernel overrun, block \(1,0,0\), thread 0: an access at 0x[0-9a-f]+, 96 bytes past the end of the allocation at 0x[0-9a-f]+ of 4000 bytes$/,
+    )
+    const freed = scenario(s, 'guard', ['indirect'])
+    expect(freed.message).toMatch(
+      /kernel indirect, block \(0,0,0\), thread 0: an access at 0x[0-9a-f]+ into freed memory \(the allocation at 0x[0-9a-f]+ of 4000 bytes\)$/,
+    )
+    expect(scenario(s, 'guard', ['indirect'], {SPAN_STANDIN_GUARD: '0'}).launch).toBe('CUDA_SUCCESS') // unguarded: unseen
+  })
+
   it('stream work runs at once, or with SPAN_STANDIN_DEFER=1 only at a synchronisation: a read before it sees stale data', () => {
     expect(scenario(s, 'deferred')).toEqual({before: 1, query1: 'CUDA_SUCCESS', query2: 'CUDA_SUCCESS', after: 1})
     expect(scenario(s, 'deferred', [], {SPAN_STANDIN_DEFER: '1'})).toEqual({before: -1, query1: 'CUDA_ERROR_NOT_READY', query2: 'CUDA_SUCCESS', after: 1})

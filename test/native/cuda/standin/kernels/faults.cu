@@ -17,3 +17,7 @@ extern "C" __global__ void shuffle_never_joined(float* x) {
 extern "C" __global__ void asserts(const int* x) { assert(x[threadIdx.x] >= 0); }
 
 extern "C" __global__ void touch(float* x) { x[threadIdx.x] += 1.0f; }
+
+extern "C" __global__ void overrun(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }
+
+extern "C" __global__ void indirect(float** table) { table[0][threadIdx.x] = 1.0f; }
