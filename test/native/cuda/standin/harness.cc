@@ -337,6 +337,53 @@ int guard(const char* what) {
   return 0;
 }
 
+/** early_exit (64 threads, 24 return before the barrier) and grid2d (grid 3×2, block 16×4): how many outputs are wrong. */
+int shapes() {
+  SPAN_CUdeviceptr out;
+  CHECK(A.cuMemAlloc_v2(&out, 384 * 4));
+  void* params[] = {&out};
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "early_exit"), 1, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<int> e = download<int>(out, 40);
+  int earlyBad = 0, gridBad = 0;
+  for (int t = 0; t < 40; t++) earlyBad += e[t] != 39 - t;
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "grid2d"), 3, 2, 1, 16, 4, 1, 0, nullptr, params, nullptr));
+  std::vector<int> g = download<int>(out, 384);
+  for (int by = 0; by < 2; by++)
+    for (int bx = 0; bx < 3; bx++)
+      for (int ty = 0; ty < 4; ty++)
+        for (int tx = 0; tx < 16; tx++) gridBad += g[(by * 3 + bx) * 64 + ty * 16 + tx] != bx * 1000000 + by * 10000 + ty * 100 + tx;
+  printf("{\"earlyBad\":%d,\"gridBad\":%d}\n", earlyBad, gridBad);
+  return 0;
+}
+
+/** math_ops against double references (error relative to max(1, |reference|)), and bf16_ops' shuffled bits and atomic sum. */
+int math() {
+  const int n = 1000;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; i++) x[i] = (i - 500) / 61.0f;
+  SPAN_CUdeviceptr dx = upload(x), out;
+  CHECK(A.cuMemAlloc_v2(&out, n * 6 * 4));
+  int nn = n;
+  void* params[] = {&dx, &out, &nn};
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "math_ops"), (n + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> o = download<float>(out, n * 6);
+  double err = 0;
+  for (int i = 0; i < n; i++) {
+    double v = x[i], ref[6] = {std::exp(v), 0.5 * v * (1 + std::erf(v * 0.70710678)), std::tanh(v), 1 / std::sqrt(std::fabs(v) + 1), std::exp(-v),
+                                std::fmax(v, 0) + std::fmin(v, 0) * 0.5};
+    for (int k = 0; k < 6; k++) err = std::fmax(err, std::fabs(o[i * 6 + k] - ref[k]) / std::fmax(1.0, std::fabs(ref[k])));
+  }
+  std::vector<float> y(32);
+  for (int i = 0; i < 32; i++) y[i] = 1.0f + i / 256.0f + 1.0f / 512.0f;  // odd i round up, even i down (bf16's step at 1 is 1/128)
+  SPAN_CUdeviceptr dy = upload(y), bout, bsum = upload(std::vector<uint16_t>{0});
+  CHECK(A.cuMemAlloc_v2(&bout, 64));
+  void* p2[] = {&dy, &bout, &bsum};
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "bf16_ops"), 1, 1, 1, 32, 1, 1, 0, nullptr, p2, nullptr));
+  std::vector<uint16_t> b = download<uint16_t>(bout, 32);
+  printf("{\"mathMaxRelErr\":%.3g,\"bf16\":[%u,%u,%u],\"bf16Sum\":%u}\n", err, b[0], b[1], b[2], download<uint16_t>(bsum, 1)[0]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -353,6 +400,8 @@ int main(int argc, char** argv) {
   if (s == "dynsmem") return dynsmem(arg(0, 1000), arg(1, 128), arg(2, 0), arg(3, 0) != 0);
   if (s == "copies") return copies();
   if (s == "deferred") return deferred();
+  if (s == "shapes") return shapes();
+  if (s == "math") return math();
   if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
   fprintf(stderr, "unknown scenario %s\n", s.c_str());

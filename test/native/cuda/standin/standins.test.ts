@@ -61,6 +61,17 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     }
   })
 
+  it('threads that exit before a barrier count as arrived; 2-D grids and blocks; under every schedule', () => {
+    for (const sch of SCHEDULES) expect(scenario(s, 'shapes', [], {SPAN_EMU_SCHEDULE: sch})).toEqual({earlyBad: 0, gridBad: 0})
+  })
+
+  it('math functions (expf, erff, tanhf, rsqrtf, __expf, fmaxf) and bf16 through a shuffle and an atomic', () => {
+    const r = scenario(s, 'math')
+    expect(r.mathMaxRelErr as number).toBeLessThan(2e-6)
+    expect(r.bf16).toEqual([0x3f81, 0x3f80, 0x3f82]) // lane 0 holds lane 1's value, rounded up; lane 1 lane 0's, rounded down
+    expect(r.bf16Sum).toBe(0x4200) // 32 atomic adds of 1: 32.0
+  })
+
   it('atomics across blocks: float sum, counts, min/max, 64-bit adds, a CAS loop', () => {
     const n = 10000
     const r = scenario(s, 'atomics', [n, 20, 128])
