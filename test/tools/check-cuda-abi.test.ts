@@ -48,7 +48,10 @@ describe('tools/check-cuda-abi.sh on CUDA 13 cuda.h', () => {
   })
 
   it.skipIf(skip13 !== null)('the constant no cuda.h has (CUDA_ERROR_INSUFFICIENT_DRIVER = 35) fails the check', () => {
-    const r = run([`-I${CUDA13_INCLUDE}`], edited('#define SPAN_CUDA_ERROR_NO_DEVICE 100', '#define SPAN_CUDA_ERROR_INSUFFICIENT_DRIVER 35\n#define SPAN_CUDA_ERROR_NO_DEVICE 100'))
+    const r = run(
+      [`-I${CUDA13_INCLUDE}`],
+      edited('#define SPAN_CUDA_ERROR_NO_DEVICE 100', '#define SPAN_CUDA_ERROR_INSUFFICIENT_DRIVER 35\n#define SPAN_CUDA_ERROR_NO_DEVICE 100'),
+    )
     expect(r.status).toBe(1)
     expect(r.stderr).toContain('does not match the headers')
     expect(r.stderr).toMatch(/'CUDA_ERROR_INSUFFICIENT_DRIVER' undeclared|CUDA_ERROR_INSUFFICIENT_DRIVER.*undeclared/)

@@ -15,7 +15,8 @@ const kernelDir = join(root, 'native', 'cuda', 'kernels')
 const kernels = readdirSync(kernelDir).filter((f) => f.endsWith('.cu'))
 const why = !HAS_CXX ? 'no C++ compiler' : !NVRTC ? 'Debian NVRTC 11.8 absent (tools/ci-cuda-deps.sh installs it)' : null
 const nvrtcArgs = NVRTC ? ['--nvrtc', NVRTC.nvrtc, '--builtins', NVRTC.builtins] : []
-const run = (args: string[], env: Record<string, string> = {}) => spawnSync('sh', [script, ...nvrtcArgs, ...args], {encoding: 'utf8', env: {...process.env, ...env}})
+const run = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync('sh', [script, ...nvrtcArgs, ...args], {encoding: 'utf8', env: {...process.env, ...env}})
 
 describe.skipIf(why !== null)(`tools/check-cuda-kernels.sh with a real NVRTC${why ? ` (skipped: ${why})` : ''}`, () => {
   let all: ReturnType<typeof run>
