@@ -1,13 +1,16 @@
-import {mkdtempSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {probeCuda} from '../../../src/core/engine/cuda/addon.js'
 import {candidates, realFs} from '../../../src/core/engine/cuda/libs.js'
 import {CASES, REFUSALS, gemm} from '../../../tools/cublaslt-case-list.js'
-import {COMPUTE, type LtCase, type LtResult, SENTINEL, STATUS, T, buildStandin, runCase} from '../../../tools/cublaslt-cases.js'
+import {COMPUTE, type LtCase, type LtResult, SENTINEL, STATUS, T, buildStandin, caseText, runCase} from '../../../tools/cublaslt-cases.js'
 import {type Expected, dgeluTanh, geluTanh, reference, roundBf16} from '../../../tools/cublaslt-reference.js'
 import {HAS_CXX} from '../../helpers/cuda-toolchain.js'
+
+const HAS_PYTHON = spawnSync('python3', ['--version']).status === 0
 
 // The cuBLASLt stand-in (native/cuda/standin/cublaslt/, tests only) against cuBLASLt's documented
 // semantics (tools/cublaslt-reference.ts, in double, from cublasLt.h): every case of
@@ -139,6 +142,72 @@ describe.skipIf(!HAS_CXX)('the cuBLASLt stand-in', () => {
     expect(r).toMatch(/^attr 99 status 15$/m)
   })
 })
+
+describe.skipIf(!HAS_CXX || !HAS_PYTHON)('fixtures/cuda/cublaslt-cases.json, the cases saved for the real cuBLASLt', () => {
+  const fixture = join(import.meta.dirname, '..', '..', '..', 'fixtures', 'cuda', 'cublaslt-cases.json')
+  const saved = JSON.parse(readFileSync(fixture, 'utf8')) as {cases: {name: string; text: string; outputs: Record<string, {base64: string}>}[]}
+  const compare = (fix: string) =>
+    spawnSync('python3', [join(import.meta.dirname, '..', '..', '..', 'tools', 'compare-cublaslt-cases.py'), ltRun, lib, '--fixture', fix], {encoding: 'utf8'})
+  beforeAll(() => {
+    if (!lib) ({lib, ltRun} = buildStandin(mkdtempSync(join(tmpdir(), 'span-standin-'))))
+  })
+
+  it('holds every case of the case list, as its text is today (else: npx tsx tools/make-cublaslt-cases.ts)', () => {
+    expect(saved.cases.map((c) => c.name)).toEqual([...CASES, ...REFUSALS].map((c) => c.name))
+    for (const c of [...CASES, ...REFUSALS]) expect(saved.cases.find((x) => x.name === c.name)?.text, c.name).toBe(caseText(c))
+  })
+
+  it('tools/compare-cublaslt-cases.py finds the stand-in built here equal to the saved results', () => {
+    const r = compare(fixture)
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^${saved.cases.length} passed, 0 failed$`, 'm'))
+  })
+
+  it('with LIBCUDA, lt-run moves every buffer through cuMemAlloc and copies (a host-memory libcuda here), with the same results', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'span-fakecuda-'))
+    writeFileSync(join(dir, 'cuda.c'), FAKE_LIBCUDA)
+    const cc = spawnSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-o', join(dir, 'libcuda.so.1'), join(dir, 'cuda.c')], {encoding: 'utf8'})
+    expect(cc.status, cc.stderr).toBe(0)
+    const r = spawnSync(
+      'python3',
+      [join(import.meta.dirname, '..', '..', '..', 'tools', 'compare-cublaslt-cases.py'), ltRun, lib, join(dir, 'libcuda.so.1'), '--fixture', fixture],
+      {encoding: 'utf8', env: {...process.env, FAKE_CUDA_LOG: join(dir, 'log')}},
+    )
+    expect(r.status, r.stdout + r.stderr).toBe(0)
+    expect(readFileSync(join(dir, 'log'), 'utf8').split('\n').length).toBeGreaterThan(saved.cases.length * 3) // A, B, D at least
+  })
+
+  it('and reports a value that differs (the comparison can fail)', () => {
+    const edited = structuredClone(saved)
+    const d = Buffer.from(edited.cases[0].outputs.D.base64, 'base64')
+    d.writeFloatLE(d.readFloatLE(0) + 0.01, 0)
+    edited.cases[0].outputs.D.base64 = d.toString('base64')
+    const path = join(mkdtempSync(join(tmpdir(), 'span-fixture-')), 'cases.json')
+    writeFileSync(path, JSON.stringify(edited))
+    const r = compare(path)
+    expect(r.status).toBe(1)
+    expect(r.stdout).toContain(`DIFF ${saved.cases[0].name}: D[0] = `)
+    expect(r.stdout).toMatch(/^\d+ passed, 1 failed$/m)
+  })
+})
+
+/** The driver calls lt-run makes, over host memory; it counts allocations in a file beside itself. */
+const FAKE_LIBCUDA = `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int cuInit(unsigned f) { (void)f; return 0; }
+int cuDevicePrimaryCtxRetain(void** c, int d) { (void)d; *c = (void*)1; return 0; }
+int cuCtxSetCurrent(void* c) { (void)c; return 0; }
+int cuMemAlloc_v2(unsigned long long* p, size_t n) {
+  FILE* f = fopen(getenv("FAKE_CUDA_LOG"), "a");
+  if (f) fputs("cuMemAlloc_v2\\n", f), fclose(f);
+  *p = (unsigned long long)malloc(n);
+  return 0;
+}
+int cuMemcpyHtoD_v2(unsigned long long d, const void* h, size_t n) { memcpy((void*)d, h, n); return 0; }
+int cuMemcpyDtoH_v2(void* h, unsigned long long d, size_t n) { memcpy(h, (void*)d, n); return 0; }
+int cuCtxSynchronize(void) { return 0; }
+`
 
 function fp32Bits(x: number): number {
   return new Uint32Array(new Float32Array([x]).buffer)[0]
