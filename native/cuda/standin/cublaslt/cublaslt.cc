@@ -1,7 +1,7 @@
 // A stand-in for NVIDIA's libcublasLt, for tests only (never shipped, never on the normal library
 // search: tests point SPAN_CUDA_LIBS at the folder build.mjs writes). It exports the cuBLASLt
 // entry points native/cuda/src/abi.h declares, with the library's documented semantics
-// (cublasLt.h; docs/cuda-standins.md says which, and what this cannot show):
+// (cublasLt.h; docs/cuda-cublaslt-standin.md says which, and what this cannot show):
 //   D = epilogue(alpha · op(A) · op(B) + beta · C), column-major, per batch.
 // "Device" pointers are host pointers: the libcuda stand-in's device memory is host memory.
 // GEMM through CBLAS (OpenBLAS) when built with it, else a naive loop; fp32 accumulation.

@@ -2,7 +2,7 @@
 // refused with its status: INVALID_VALUE for arguments in conflict (sizes that do not fit, a
 // leading dimension below the rows, unequal batch counts, a missing pointer), NOT_SUPPORTED for
 // configurations it has no kernel for (type combinations outside cuBLASLt's table, non-column
-// orders, TRANSC, epilogues this stand-in does not model). docs/cuda-standins.md lists them.
+// orders, TRANSC, epilogues this stand-in does not model). docs/cuda-cublaslt-standin.md lists them.
 #include "problem.h"
 
 #include <cmath>
