@@ -111,6 +111,37 @@ std::vector<char> readFile(const std::string& path) {
   return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+/** A buffer line: buf X FILE, fill X TYPE COUNT SEED, const X TYPE COUNT VALUE, ramp X TYPE COUNT START STEP. */
+void parseBuffer(Case& c, const std::string& w, std::istringstream& s) {
+  std::string x, v, step;  // numbers through strtod: "nan" too
+  int type = 0;
+  long long count = 0;
+  if (w == "buf") {
+    s >> x >> v;
+    c.bufs[x] = readFile(v);
+    return;
+  }
+  s >> x >> type >> count >> v >> step;
+  const double a = std::strtod(v.c_str(), nullptr), b = std::strtod(step.c_str(), nullptr);
+  c.bufs[x] = values(type, count, w == "fill", a, w == "ramp" ? b : 0);
+}
+
+/** A descriptor attribute line: attr NAME VALUE or rawattr ATTR NBYTES VALUE. */
+void parseAttr(Case& c, const std::string& w, std::istringstream& s) {
+  long long v = 0;
+  if (w == "rawattr") {
+    int attr = 0, bytes = 0;
+    s >> attr >> bytes >> v;
+    c.attrs.push_back({attr, {bytes, v}});
+    return;
+  }
+  std::string name;
+  s >> name >> v;
+  auto it = kDescAttrs.find(name);
+  if (it == kDescAttrs.end()) std::fprintf(stderr, "lt-run: unknown attr %s\n", name.c_str()), std::exit(2);
+  c.attrs.push_back({it->second.first, {it->second.second, v}});
+}
+
 Case parse(const std::string& path) {
   Case c;
   std::ifstream in(path);
@@ -120,41 +151,14 @@ Case parse(const std::string& path) {
     std::string w;
     s >> w;
     if (w == "desc") s >> c.compute >> c.scale;
-    else if (w == "attr") {
-      std::string name;
-      long long v;
-      s >> name >> v;
-      auto it = kDescAttrs.find(name);
-      if (it == kDescAttrs.end()) std::fprintf(stderr, "lt-run: unknown attr %s\n", name.c_str()), std::exit(2);
-      c.attrs.push_back({it->second.first, {it->second.second, v}});
-    } else if (w == "rawattr") {
-      int attr, bytes;
-      long long v;
-      s >> attr >> bytes >> v;
-      c.attrs.push_back({attr, {bytes, v}});
-    } else if (w == "layout") {
+    else if (w == "attr" || w == "rawattr") parseAttr(c, w, s);
+    else if (w == "layout") {
       std::string x;
       long long v;
       s >> x;
       while (s >> v) c.layouts[x].push_back(v);
-    } else if (w == "buf") {
-      std::string x, file;
-      s >> x >> file;
-      c.bufs[x] = readFile(file);
-    } else if (w == "fill" || w == "const") {
-      std::string x, v;  // VALUE through strtod: "nan" too
-      int type;
-      long long count;
-      s >> x >> type >> count >> v;
-      c.bufs[x] = values(type, count, w == "fill", std::strtod(v.c_str(), nullptr));
-    } else if (w == "ramp") {
-      std::string x;
-      int type;
-      long long count;
-      double start, step;
-      s >> x >> type >> count >> start >> step;
-      c.bufs[x] = values(type, count, false, start, step);
-    } else if (w == "alias") c.alias = true;
+    } else if (w == "buf" || w == "fill" || w == "const" || w == "ramp") parseBuffer(c, w, s);
+    else if (w == "alias") c.alias = true;
     else if (w == "noalgo") c.noalgo = true;
     else if (w == "alpha") s >> c.alpha;
     else if (w == "beta") s >> c.beta;

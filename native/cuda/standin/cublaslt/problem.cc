@@ -17,12 +17,12 @@ constexpr int kOk = SPAN_CUBLAS_STATUS_SUCCESS;
 constexpr int kInvalid = SPAN_CUBLAS_STATUS_INVALID_VALUE;
 constexpr int kUnsupported = SPAN_CUBLAS_STATUS_NOT_SUPPORTED;
 
-enum Use : unsigned { kBiasIn = 1, kBiasGradRows = 2, kBiasGradCols = 4, kAuxOut = 8, kAuxIn = 16, kRelu = 32, kGelu = 64, kDGelu = 128 };
+enum Use : unsigned { kPlain = 256, kBiasIn = 1, kBiasGradRows = 2, kBiasGradCols = 4, kAuxOut = 8, kAuxIn = 16, kRelu = 32, kGelu = 64, kDGelu = 128 };
 
 /** What each epilogue span's stand-in models reads and writes; 0 for one it does not model. */
 unsigned uses(uint32_t e) {
   switch (e) {
-    case SPAN_CUBLASLT_EPILOGUE_DEFAULT: return 256;
+    case SPAN_CUBLASLT_EPILOGUE_DEFAULT: return kPlain;
     case SPAN_CUBLASLT_EPILOGUE_RELU: return kRelu;
     case SPAN_CUBLASLT_EPILOGUE_BIAS: return kBiasIn;
     case SPAN_CUBLASLT_EPILOGUE_RELU_BIAS: return kBiasIn | kRelu;
@@ -50,7 +50,7 @@ int types(const Desc& d, const Layout& A, const Layout& B, const Layout& C, cons
 }
 
 /** Sizes: op(A) [m, k], op(B) [k, n], C and D [m, n]; ld ≥ rows; equal batch counts. */
-int shapes(const Desc& d, const Layout* L[4], Problem& p) {
+int shapes(const Layout* L[4], Problem& p) {
   const Layout &A = *L[0], &B = *L[1], &C = *L[2], &D = *L[3];
   p.m = (int64_t)D.rows, p.n = (int64_t)D.cols;
   p.k = (int64_t)(p.transa ? A.rows : A.cols);
@@ -60,7 +60,6 @@ int shapes(const Desc& d, const Layout* L[4], Problem& p) {
     if (L[i]->ld < (int64_t)L[i]->rows || L[i]->ld < 1 || L[i]->batch < 1 || L[i]->stride < 0) return kInvalid;
     if (L[i]->batch != D.batch) return kInvalid;
   }
-  (void)d;
   p.batch = D.batch;
   return kOk;
 }
@@ -117,7 +116,7 @@ int describe(const Desc* d, const Layout* A, const Layout* B, const Layout* C, c
   p.A = *A, p.B = *B, p.C = *C, p.D = *D;
   p.compute = d->compute;
   p.transa = d->transa != SPAN_CUBLAS_OP_N, p.transb = d->transb != SPAN_CUBLAS_OP_N;
-  if ((s = shapes(*d, L, p)) != kOk) return s;
+  if ((s = shapes(L, p)) != kOk) return s;
   return epilogueArgs(*d, p);
 }
 
