@@ -76,6 +76,10 @@ C
   SAME(sizeof(unsigned long long), sizeof(CUdeviceptr));
   SAME(sizeof(void*), sizeof(CUcontext));
   SAME(sizeof(void*), sizeof(CUstream));
+  SAME(sizeof(void*), sizeof(CUmodule));
+  SAME(sizeof(void*), sizeof(CUfunction));
+  SAME(sizeof(void*), sizeof(CUevent));
+  SAME(sizeof(int), sizeof(CUfunction_attribute));
 C
         ;;
       nvrtc)
