@@ -14,40 +14,35 @@
 extern "C" {
 #endif
 
-/* Under tools/check-cuda-abi.sh (SPAN_ABI_CHECK, real headers included first) the handle and
-   status types are the headers' own, so that every prototype below is compared exactly; the
-   script checks separately that each has the size of the type declared here. */
-#ifdef SPAN_ABI_CHECK
+/* Under tools/check-cuda-abi.sh, SPAN_ABI_CHECK_CUDA, _NVRTC and _CUBLASLT say which real
+   headers were included first; the handle, enum and status types of that header's section are
+   then the header's own, so that each of its prototypes is compared exactly (the script checks
+   separately that each has the size of the type declared here). A section whose header is
+   absent is compiled with span's own types and not compared. */
+/* ---- driver API (cuda.h) ---- */
+#ifdef SPAN_ABI_CHECK_CUDA
 typedef CUresult SPAN_CUresult;
 typedef CUdevice SPAN_CUdevice;
 typedef CUcontext SPAN_CUcontext;
 typedef CUstream SPAN_CUstream;
 typedef CUdeviceptr SPAN_CUdeviceptr;
-typedef nvrtcResult SPAN_nvrtcResult;
-typedef cublasStatus_t SPAN_cublasStatus_t;
 typedef CUdevice_attribute SPAN_CUdevice_attribute;
 typedef CUmodule SPAN_CUmodule;
 typedef CUfunction SPAN_CUfunction;
 typedef CUevent SPAN_CUevent;
 typedef CUfunction_attribute SPAN_CUfunction_attribute;
-typedef nvrtcProgram SPAN_nvrtcProgram;
 #else
 typedef int SPAN_CUresult;
 typedef int SPAN_CUdevice;
 typedef struct SPAN_CUctx_st* SPAN_CUcontext;
 typedef struct SPAN_CUstream_st* SPAN_CUstream;
 typedef unsigned long long SPAN_CUdeviceptr; /* CUdeviceptr_v2 */
-typedef int SPAN_nvrtcResult;
-typedef int SPAN_cublasStatus_t;
 typedef int SPAN_CUdevice_attribute;
 typedef struct SPAN_CUmod_st* SPAN_CUmodule;
 typedef struct SPAN_CUfunc_st* SPAN_CUfunction;
 typedef struct SPAN_CUevent_st* SPAN_CUevent;
 typedef int SPAN_CUfunction_attribute;
-typedef struct SPAN_nvrtcProgram_st* SPAN_nvrtcProgram;
 #endif
-
-/* ---- driver API (cuda.h) ---- */
 
 #define SPAN_CUDA_SUCCESS 0
 #define SPAN_CUDA_ERROR_NOT_INITIALIZED 3
@@ -120,6 +115,13 @@ typedef SPAN_CUresult (*span_cuLaunchKernel_t)(SPAN_CUfunction fn, unsigned int 
                                                void** kernelParams, void** extra);
 
 /* ---- NVRTC (nvrtc.h) ---- */
+#ifdef SPAN_ABI_CHECK_NVRTC
+typedef nvrtcResult SPAN_nvrtcResult;
+typedef nvrtcProgram SPAN_nvrtcProgram;
+#else
+typedef int SPAN_nvrtcResult;
+typedef struct SPAN_nvrtcProgram_st* SPAN_nvrtcProgram;
+#endif
 #define SPAN_NVRTC_SUCCESS 0
 #define SPAN_NVRTC_ERROR_INVALID_OPTION 5
 #define SPAN_NVRTC_ERROR_COMPILATION 6
@@ -129,51 +131,151 @@ typedef SPAN_nvrtcResult (*span_nvrtcCreateProgram_t)(SPAN_nvrtcProgram* prog, c
                                                       const char* const* headers, const char* const* includeNames);
 typedef SPAN_nvrtcResult (*span_nvrtcDestroyProgram_t)(SPAN_nvrtcProgram* prog);
 typedef SPAN_nvrtcResult (*span_nvrtcCompileProgram_t)(SPAN_nvrtcProgram prog, int numOptions, const char* const* options);
-typedef SPAN_nvrtcResult (*span_nvrtcGetProgramLogSize_t)(SPAN_nvrtcProgram prog, size_t* size);
+typedef SPAN_nvrtcResult (*span_nvrtcGetProgramLogSize_t)(SPAN_nvrtcProgram prog, size_t* logSizeRet);
 typedef SPAN_nvrtcResult (*span_nvrtcGetProgramLog_t)(SPAN_nvrtcProgram prog, char* log);
-typedef SPAN_nvrtcResult (*span_nvrtcGetCUBINSize_t)(SPAN_nvrtcProgram prog, size_t* size);
+typedef SPAN_nvrtcResult (*span_nvrtcGetCUBINSize_t)(SPAN_nvrtcProgram prog, size_t* cubinSizeRet);
 typedef SPAN_nvrtcResult (*span_nvrtcGetCUBIN_t)(SPAN_nvrtcProgram prog, char* cubin);
 typedef SPAN_nvrtcResult (*span_nvrtcGetPTXSize_t)(SPAN_nvrtcProgram prog, size_t* size);
 typedef SPAN_nvrtcResult (*span_nvrtcGetPTX_t)(SPAN_nvrtcProgram prog, char* ptx);
 
 /* ---- cuBLASLt (cublasLt.h, cublas_api.h, library_types.h) ---- */
+#ifdef SPAN_ABI_CHECK_CUBLASLT
+typedef cublasStatus_t SPAN_cublasStatus_t;
+typedef cublasLtHandle_t SPAN_cublasLtHandle_t;
+typedef cublasLtMatmulDesc_t SPAN_cublasLtMatmulDesc_t;
+typedef cublasLtMatrixLayout_t SPAN_cublasLtMatrixLayout_t;
+typedef cublasLtMatmulPreference_t SPAN_cublasLtMatmulPreference_t;
+typedef cublasComputeType_t SPAN_cublasComputeType_t;
+typedef cudaDataType_t SPAN_cudaDataType_t;
+typedef cublasLtMatmulDescAttributes_t SPAN_cublasLtMatmulDescAttributes_t;
+typedef cublasLtMatrixLayoutAttribute_t SPAN_cublasLtMatrixLayoutAttribute_t;
+typedef cublasLtMatmulPreferenceAttributes_t SPAN_cublasLtMatmulPreferenceAttributes_t;
+typedef cudaStream_t SPAN_cudaStream_t;
+#else
+typedef int SPAN_cublasStatus_t;
+typedef struct SPAN_cublasLtContext* SPAN_cublasLtHandle_t;
+typedef struct SPAN_cublasLtMatmulDescOpaque* SPAN_cublasLtMatmulDesc_t;
+typedef struct SPAN_cublasLtMatrixLayoutOpaque* SPAN_cublasLtMatrixLayout_t;
+typedef struct SPAN_cublasLtMatmulPreferenceOpaque* SPAN_cublasLtMatmulPreference_t;
+typedef int SPAN_cublasComputeType_t;
+typedef int SPAN_cudaDataType_t;
+typedef int SPAN_cublasLtMatmulDescAttributes_t;
+typedef int SPAN_cublasLtMatrixLayoutAttribute_t;
+typedef int SPAN_cublasLtMatmulPreferenceAttributes_t;
+typedef struct SPAN_CUstream_st* SPAN_cudaStream_t; /* cudaStream_t is CUstream */
+#endif
+
 #define SPAN_CUBLAS_STATUS_SUCCESS 0
+#define SPAN_CUBLAS_STATUS_NOT_INITIALIZED 1
+#define SPAN_CUBLAS_STATUS_ALLOC_FAILED 3
+#define SPAN_CUBLAS_STATUS_INVALID_VALUE 7
+#define SPAN_CUBLAS_STATUS_EXECUTION_FAILED 13
+#define SPAN_CUBLAS_STATUS_NOT_SUPPORTED 15
 #define SPAN_CUBLAS_OP_N 0
 #define SPAN_CUBLAS_OP_T 1
 #define SPAN_CUDA_R_32F 0
+#define SPAN_CUDA_R_16F 2
 #define SPAN_CUDA_R_16BF 14
 #define SPAN_CUBLAS_COMPUTE_32F 68
 #define SPAN_CUBLAS_COMPUTE_32F_FAST_16BF 75
 #define SPAN_CUBLAS_COMPUTE_32F_FAST_TF32 77
+#define SPAN_CUBLASLT_POINTER_MODE_HOST 0
+#define SPAN_CUBLASLT_POINTER_MODE_DEVICE 1
 #define SPAN_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE 0
 #define SPAN_CUBLASLT_MATMUL_DESC_SCALE_TYPE 1
+#define SPAN_CUBLASLT_MATMUL_DESC_POINTER_MODE 2
 #define SPAN_CUBLASLT_MATMUL_DESC_TRANSA 3
 #define SPAN_CUBLASLT_MATMUL_DESC_TRANSB 4
+#define SPAN_CUBLASLT_MATMUL_DESC_TRANSC 5
 #define SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE 7
 #define SPAN_CUBLASLT_MATMUL_DESC_BIAS_POINTER 8
+#define SPAN_CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE 10
+#define SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER 11
+#define SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD 12
+#define SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE 13
+#define SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE 22
+#define SPAN_CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE 26
 #define SPAN_CUBLASLT_EPILOGUE_DEFAULT 1
+#define SPAN_CUBLASLT_EPILOGUE_RELU 2
 #define SPAN_CUBLASLT_EPILOGUE_BIAS 4
+#define SPAN_CUBLASLT_EPILOGUE_RELU_BIAS 6
+#define SPAN_CUBLASLT_EPILOGUE_GELU 32
+#define SPAN_CUBLASLT_EPILOGUE_GELU_AUX 160
+#define SPAN_CUBLASLT_EPILOGUE_GELU_BIAS 36
+#define SPAN_CUBLASLT_EPILOGUE_GELU_AUX_BIAS 164
+#define SPAN_CUBLASLT_EPILOGUE_DGELU 192
+#define SPAN_CUBLASLT_EPILOGUE_DGELU_BGRAD 208
+#define SPAN_CUBLASLT_EPILOGUE_BGRADA 256
+#define SPAN_CUBLASLT_EPILOGUE_BGRADB 512
+#define SPAN_CUBLASLT_MATRIX_LAYOUT_TYPE 0
 #define SPAN_CUBLASLT_MATRIX_LAYOUT_ORDER 1
+#define SPAN_CUBLASLT_MATRIX_LAYOUT_ROWS 2
+#define SPAN_CUBLASLT_MATRIX_LAYOUT_COLS 3
+#define SPAN_CUBLASLT_MATRIX_LAYOUT_LD 4
 #define SPAN_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT 5
 #define SPAN_CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET 6
 #define SPAN_CUBLASLT_ORDER_COL 0
+#define SPAN_CUBLASLT_ORDER_ROW 1
+#define SPAN_CUBLASLT_MATMUL_PREF_SEARCH_MODE 0
 #define SPAN_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES 1
 
-/* cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t: layouts checked field by field */
-typedef struct {
+/* cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t as span declares them (the script
+   compares these, by size and field offsets, with the header's) */
+typedef struct SPAN_cublasLtMatmulAlgo_own {
   uint64_t data[8];
-} SPAN_cublasLtMatmulAlgo_t;
+} SPAN_cublasLtMatmulAlgo_own;
 
-typedef struct {
-  SPAN_cublasLtMatmulAlgo_t algo;
+typedef struct SPAN_cublasLtMatmulHeuristicResult_own {
+  SPAN_cublasLtMatmulAlgo_own algo;
   size_t workspaceSize;
-  SPAN_cublasStatus_t state;
+  int state; /* cublasStatus_t */
   float wavesCount;
   int reserved[4];
-} SPAN_cublasLtMatmulHeuristicResult_t;
+} SPAN_cublasLtMatmulHeuristicResult_own;
+
+#ifdef SPAN_ABI_CHECK_CUBLASLT
+typedef cublasLtMatmulAlgo_t SPAN_cublasLtMatmulAlgo_t;
+typedef cublasLtMatmulHeuristicResult_t SPAN_cublasLtMatmulHeuristicResult_t;
+#else
+typedef SPAN_cublasLtMatmulAlgo_own SPAN_cublasLtMatmulAlgo_t;
+typedef SPAN_cublasLtMatmulHeuristicResult_own SPAN_cublasLtMatmulHeuristicResult_t;
+#endif
 
 typedef size_t (*span_cublasLtGetVersion_t)(void);
 typedef size_t (*span_cublasLtGetCudartVersion_t)(void);
+typedef SPAN_cublasStatus_t (*span_cublasLtCreate_t)(SPAN_cublasLtHandle_t* lightHandle);
+typedef SPAN_cublasStatus_t (*span_cublasLtDestroy_t)(SPAN_cublasLtHandle_t lightHandle);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulDescCreate_t)(SPAN_cublasLtMatmulDesc_t* matmulDesc, SPAN_cublasComputeType_t computeType,
+                                                            SPAN_cudaDataType_t scaleType);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulDescDestroy_t)(SPAN_cublasLtMatmulDesc_t matmulDesc);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulDescSetAttribute_t)(SPAN_cublasLtMatmulDesc_t matmulDesc, SPAN_cublasLtMatmulDescAttributes_t attr,
+                                                                  const void* buf, size_t sizeInBytes);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulDescGetAttribute_t)(SPAN_cublasLtMatmulDesc_t matmulDesc, SPAN_cublasLtMatmulDescAttributes_t attr,
+                                                                  void* buf, size_t sizeInBytes, size_t* sizeWritten);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatrixLayoutCreate_t)(SPAN_cublasLtMatrixLayout_t* matLayout, SPAN_cudaDataType_t type, uint64_t rows,
+                                                              uint64_t cols, int64_t ld);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatrixLayoutDestroy_t)(SPAN_cublasLtMatrixLayout_t matLayout);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatrixLayoutSetAttribute_t)(SPAN_cublasLtMatrixLayout_t matLayout,
+                                                                    SPAN_cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatrixLayoutGetAttribute_t)(SPAN_cublasLtMatrixLayout_t matLayout,
+                                                                    SPAN_cublasLtMatrixLayoutAttribute_t attr, void* buf, size_t sizeInBytes,
+                                                                    size_t* sizeWritten);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulPreferenceCreate_t)(SPAN_cublasLtMatmulPreference_t* pref);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulPreferenceDestroy_t)(SPAN_cublasLtMatmulPreference_t pref);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulPreferenceSetAttribute_t)(SPAN_cublasLtMatmulPreference_t pref,
+                                                                        SPAN_cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
+                                                                        size_t sizeInBytes);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmulAlgoGetHeuristic_t)(SPAN_cublasLtHandle_t lightHandle, SPAN_cublasLtMatmulDesc_t operationDesc,
+                                                                  SPAN_cublasLtMatrixLayout_t Adesc, SPAN_cublasLtMatrixLayout_t Bdesc,
+                                                                  SPAN_cublasLtMatrixLayout_t Cdesc, SPAN_cublasLtMatrixLayout_t Ddesc,
+                                                                  SPAN_cublasLtMatmulPreference_t preference, int requestedAlgoCount,
+                                                                  SPAN_cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int* returnAlgoCount);
+typedef SPAN_cublasStatus_t (*span_cublasLtMatmul_t)(SPAN_cublasLtHandle_t lightHandle, SPAN_cublasLtMatmulDesc_t computeDesc, const void* alpha,
+                                                  const void* A, SPAN_cublasLtMatrixLayout_t Adesc, const void* B,
+                                                  SPAN_cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C,
+                                                  SPAN_cublasLtMatrixLayout_t Cdesc, void* D, SPAN_cublasLtMatrixLayout_t Ddesc,
+                                                  const SPAN_cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
+                                                  SPAN_cudaStream_t stream);
 
 #ifdef __cplusplus
 }
