@@ -43,6 +43,10 @@ export interface CudaGemm {
   strideA?: number
   strideB?: number
   strideC?: number
+  /** row strides of a, b, c as stored (default: their row lengths) */
+  lda?: number
+  ldb?: number
+  ldc?: number
   /** element offsets into a, b, c */
   offsetA?: number
   offsetB?: number
@@ -58,6 +62,8 @@ export interface CudaDevice {
   ptr(t: tf.TensorInfo): number
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo
   zeros(shape: number[], dtype: tf.DataType): tf.TensorInfo
+  /** a new tensor with every element `value` */
+  fill(shape: number[], dtype: tf.DataType, value: number): tf.TensorInfo
   free(t: tf.TensorInfo): void
   launch(file: string, fn: string, grid: Dim3, block: Dim3, args: CudaArg[], sharedBytes?: number, defines?: Record<string, string | number>): void
   gemm(g: CudaGemm): void
