@@ -31,7 +31,7 @@ const keepDims = (x: tf.TensorInfo, axes: number[]): number[] => x.shape.map((d,
 function reduce(name: string): CudaKernel {
   return ({inputs, attrs, backend}) => {
     const x = inputs.x!
-    const axes = axesOf(attrs?.axis, x.shape.length)
+    const axes = axesOf(attrs?.axis ?? attrs?.reductionIndices, x.shape.length) // Max and Min call it reductionIndices
     const {t, rows, cols, outShape, temp} = rowsLast(backend, x, axes)
     const dtype = name === 'Mean' && x.dtype !== 'float32' ? null : name === 'Any' || name === 'All' ? 'bool' : x.dtype === 'bool' ? 'int32' : x.dtype
     if (!dtype) return temp && backend.free(t), null
