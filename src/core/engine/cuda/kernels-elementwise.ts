@@ -90,6 +90,25 @@ const select: CudaKernel = ({inputs, backend}) => {
   return out
 }
 
+/** Σ of the inputs (same shape and dtype), pairwise through the binary kernel. */
+const addN: CudaKernel = ({inputs, backend}) => {
+  const xs = Object.values(inputs).filter((t): t is tf.TensorInfo => storable(t))
+  if (xs.length === 0) return null
+  if (xs.length === 1) {
+    const z = backend.zeros(xs[0].shape, xs[0].dtype)
+    const out = binary(backend, xs[0], z, 0, false)
+    backend.free(z)
+    return out
+  }
+  let acc = binary(backend, xs[0], xs[1], 0, false)
+  for (const x of xs.slice(2)) {
+    const next = binary(backend, acc!, x, 0, false)
+    backend.free(acc!)
+    acc = next
+  }
+  return acc
+}
+
 export function registerElementwise(): void {
   for (const [name, op] of Object.entries(ARITH)) registerCudaKernel(name, binaryKernel(op, false))
   for (const [name, op] of Object.entries(COMPARE)) registerCudaKernel(name, binaryKernel(op, true))
@@ -101,6 +120,7 @@ export function registerElementwise(): void {
     return out
   })
   registerCudaKernel('Cast', cast)
+  registerCudaKernel('AddN', addN)
   registerCudaKernel('Select', select)
   registerCudaKernel('ZerosLike', ({inputs, backend}) => (storable(inputs.x) ? backend.zeros(inputs.x.shape, inputs.x.dtype) : null))
   registerCudaKernel('OnesLike', ({inputs, backend}) => (storable(inputs.x) ? backend.fill(inputs.x.shape, inputs.x.dtype, 1) : null))
