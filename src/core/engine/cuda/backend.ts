@@ -154,7 +154,14 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   }
 
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo {
-    return {dataId: this.alloc(dtype, shape.reduce((a, b) => a * b, 1)), shape, dtype}
+    return {
+      dataId: this.alloc(
+        dtype,
+        shape.reduce((a, b) => a * b, 1),
+      ),
+      shape,
+      dtype,
+    }
   }
 
   zeros(shape: number[], dtype: tf.DataType): tf.TensorInfo {

@@ -59,9 +59,10 @@ function unary(name: string): CudaKernel {
     if (!storable(x)) return null
     const out = backend.makeOutput(x.shape, x.dtype)
     const n = sizeOf(x.shape)
-    if (x.dtype === 'float32') backend.launch('unary', 'span_unary_f32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {f32: Number(attrs?.alpha ?? 0)}, {i64: n}])
+    if (x.dtype === 'float32')
+      backend.launch('unary', 'span_unary_f32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {f32: Number(attrs?.alpha ?? 0)}, {i64: n}])
     else if (INT_UNARY.has(name)) backend.launch('unary', 'span_unary_i32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {i64: n}])
-    else return backend.free(out), null
+    else return (backend.free(out), null)
     return out
   }
 }
@@ -73,9 +74,20 @@ const cast: CudaKernel = ({inputs, attrs, backend}) => {
   const out = backend.makeOutput(x.shape, to)
   const n = sizeOf(x.shape)
   const from = suffix(x.dtype)
-  const fn = to === 'bool' ? `span_cast_${from}_bool` : to === 'float32' ? (from === 'f32' ? '' : 'span_cast_i32_f32') : from === 'f32' ? 'span_cast_f32_i32' : ''
+  const fn =
+    to === 'bool' ? `span_cast_${from}_bool` : to === 'float32' ? (from === 'f32' ? '' : 'span_cast_i32_f32') : from === 'f32' ? 'span_cast_f32_i32' : ''
   if (fn) backend.launch('unary', fn, grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i64: n}])
-  else backend.launch('copy', 'span_strided_copy', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i64: n}, {i64: 0}, {i64: 0}, ...i64s(pad6([n], 1)), ...i64s(pad6([1], 0)), ...i64s(pad6([1], 0))])
+  else
+    backend.launch('copy', 'span_strided_copy', grid(n), BLOCK, [
+      {ptr: x},
+      {ptr: out},
+      {i64: n},
+      {i64: 0},
+      {i64: 0},
+      ...i64s(pad6([n], 1)),
+      ...i64s(pad6([1], 0)),
+      ...i64s(pad6([1], 0)),
+    ])
   return out
 }
 

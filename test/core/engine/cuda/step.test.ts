@@ -23,7 +23,11 @@ const config = presetConfig('tiny', VOCAB, {hidden_dropout_prob: 0, attention_pr
 
 function batch() {
   const rng = new Rng(7)
-  const examples = [example(16, 3, 5, rng, VOCAB), example(16, 9, 10, rng, VOCAB)].map((e, i) => ({...e, segments: e.ids.map((_, j) => (j < 8 ? 0 : 1)), next: i === 0}))
+  const examples = [example(16, 3, 5, rng, VOCAB), example(16, 9, 10, rng, VOCAB)].map((e, i) => ({
+    ...e,
+    segments: e.ids.map((_, j) => (j < 8 ? 0 : 1)),
+    next: i === 0,
+  }))
   return toTensors(collate(examples, {padId: 0, maxTargets: config.sbo.max_targets, maxPositions: config.max_position_embeddings}))
 }
 
@@ -52,7 +56,9 @@ describe.skipIf(skip)('a tiny pretrain step on cuda (stand-in) equals native', (
     await initBackend('cuda')
     resetFallbackCounts()
     const got = step()
-    console.log(`tiny step (B 2, T 16, vocab ${VOCAB}): native ${want.ms.toFixed(0)} ms, cuda stand-in ${got.ms.toFixed(0)} ms; cpu fallbacks ${JSON.stringify(fallbackCounts())}`)
+    console.log(
+      `tiny step (B 2, T 16, vocab ${VOCAB}): native ${want.ms.toFixed(0)} ms, cuda stand-in ${got.ms.toFixed(0)} ms; cpu fallbacks ${JSON.stringify(fallbackCounts())}`,
+    )
     expect(Math.abs(got.loss - want.loss) / Math.abs(want.loss)).toBeLessThan(1e-4)
     expect([...got.grads.keys()].sort()).toEqual([...want.grads.keys()].sort())
     for (const [name, w] of want.grads) {
