@@ -39,6 +39,9 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     expect(planted.maxRelErr as number).toBeGreaterThan(1e-2)
     const fixed = scenario(s, 'layernorm', [16, 300, 96, 0], {SPAN_EMU_SCHEDULE: 'warp', HARNESS_REPEAT: '1'})
     expect(fixed.maxRelErr as number).toBeLessThanOrEqual(5e-7)
+    // the other shape, where only warp 0 reads the partials: the last warp to reach the barrier runs on and overwrites them
+    expect(scenario(s, 'reduce-twice', [1], {SPAN_EMU_SCHEDULE: 'warp'}).bad as number).toBeGreaterThan(0)
+    for (const sch of SCHEDULES) expect(scenario(s, 'reduce-twice', [0], {SPAN_EMU_SCHEDULE: sch})).toEqual({bad: 0})
   })
 
   it('warp shuffles (idx, up, down, xor, widths), ballot/any/all and __syncthreads_count/_and/_or on a partial warp', () => {
