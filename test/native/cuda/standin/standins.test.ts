@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, rmSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {buildStandins, scenario} from '../../../helpers/cuda-standins.js'
@@ -171,20 +171,15 @@ function scenarioBf16(): Record<string, unknown> {
   const real = join(process.env.CUDA_HOME ?? '/usr/local/cuda', 'include')
   const out = join(dirname(s.dir), 'standin-tests')
   const cxx = process.env.SPAN_EMU_CXX || process.env.CXX || 'g++'
-  const ours = spawnSync(cxx, [
-    '-std=c++17',
-    '-O2',
-    '-c',
-    `-I${join(s.dir, 'span-emu', 'include')}`,
-    join(here, 'bf16-ours.cc'),
-    '-o',
-    join(out, 'bf16-ours.o'),
-  ])
+  const obj = join(out, `bf16-ours-${process.pid}.o`) // test runs in parallel each build their own
+  const ours = spawnSync(cxx, ['-std=c++17', '-O2', '-c', `-I${join(s.dir, 'span-emu', 'include')}`, join(here, 'bf16-ours.cc'), '-o', obj])
   expect(ours.status, String(ours.stderr)).toBe(0)
   const withReal = existsSync(join(real, 'cuda_bf16.h')) ? ['-DREAL_BF16', `-I${real}`] : []
-  const exe = join(out, 'bf16-check')
-  const c = spawnSync(cxx, ['-std=c++17', '-O2', ...withReal, join(here, 'bf16-check.cc'), join(out, 'bf16-ours.o'), '-o', exe], {encoding: 'utf8'})
+  const exe = join(out, `bf16-check-${process.pid}`)
+  const c = spawnSync(cxx, ['-std=c++17', '-O2', ...withReal, join(here, 'bf16-check.cc'), obj, '-o', exe], {encoding: 'utf8'})
   expect(c.status, c.stderr).toBe(0)
   const r = spawnSync(exe, process.env.SPAN_BF16_EXHAUSTIVE === '1' ? ['all'] : [], {encoding: 'utf8'})
+  rmSync(obj, {force: true})
+  rmSync(exe, {force: true})
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>
 }
