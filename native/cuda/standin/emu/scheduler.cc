@@ -459,6 +459,7 @@ bool runBlock(unsigned linearBlock) {
   const Launch& L = *R.launch;
   R.block.blockIdx = {linearBlock % L.grid.x, (linearBlock / L.grid.x) % L.grid.y, linearBlock / (L.grid.x * L.grid.y)};
   if (R.block.dynSmem) memset(R.block.dynSmem, 0xff, L.dynSmem);  // uninitialised shared memory reads as NaN / -1
+  if (L.staticSmem) memset(L.staticSmem, 0xff, L.staticSmemBytes);
   for (unsigned i = 0; i < R.n; i++) resetFiber(i, L.block);
   R.atBarrier = R.exited = 0;
   std::fill(R.warpWaiting.begin(), R.warpWaiting.end(), 0);

@@ -352,7 +352,11 @@ int shapes() {
     for (int bx = 0; bx < 3; bx++)
       for (int ty = 0; ty < 4; ty++)
         for (int tx = 0; tx < 16; tx++) gridBad += g[(by * 3 + bx) * 64 + ty * 16 + tx] != bx * 1000000 + by * 10000 + ty * 100 + tx;
-  printf("{\"earlyBad\":%d,\"gridBad\":%d}\n", earlyBad, gridBad);
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "stale_shared"), 2, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> st = download<float>(out, 128);
+  int staleNaN = 0;
+  for (int t = 0; t < 64; t++) staleNaN += (st[t] == 1.0f) + 2 * std::isnan(st[64 + t]);
+  printf("{\"earlyBad\":%d,\"gridBad\":%d,\"staleShared\":%d}\n", earlyBad, gridBad, staleNaN);
   return 0;
 }
 

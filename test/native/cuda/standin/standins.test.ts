@@ -64,8 +64,9 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     }
   })
 
-  it('threads that exit before a barrier count as arrived; 2-D grids and blocks; under every schedule', () => {
-    for (const sch of SCHEDULES) expect(scenario(s, 'shapes', [], {SPAN_EMU_SCHEDULE: sch})).toEqual({earlyBad: 0, gridBad: 0})
+  it('threads that exit before a barrier count as arrived; 2-D grids and blocks; shared memory a block did not write reads NaN', () => {
+    // staleShared: 3 per thread when block 0 reads its own 1.0 and block 1, which wrote nothing, reads NaN (shared memory is poisoned per block)
+    for (const sch of SCHEDULES) expect(scenario(s, 'shapes', [], {SPAN_EMU_SCHEDULE: sch})).toEqual({earlyBad: 0, gridBad: 0, staleShared: 3 * 64})
   })
 
   it('math functions (expf, erff, tanhf, rsqrtf, __expf, fmaxf) and bf16 through a shuffle and an atomic', () => {
@@ -133,7 +134,6 @@ describe.skipIf(skip !== '')(`CUDA stand-ins and emulator${skip}`, () => {
     expect(freed.message).toMatch(
       /kernel indirect, block \(0,0,0\), thread 0: an access at 0x[0-9a-f]+ into freed memory \(the allocation at 0x[0-9a-f]+ of 4000 bytes\)$/,
     )
-    expect(scenario(s, 'guard', ['indirect'], {SPAN_STANDIN_GUARD: '0'}).launch).toBe('CUDA_SUCCESS') // unguarded: unseen
   })
 
   it('stream work runs at once, or with SPAN_STANDIN_DEFER=1 only at a synchronisation: a read before it sees stale data', () => {
