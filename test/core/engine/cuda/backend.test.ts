@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../../src/core/engine/index.js'
+import {setCudaOptions} from '../../../../src/core/engine/cuda/backend.js'
 import {fallbackCounts, resetFallbackCounts} from '../../../../src/core/engine/cuda/register.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
 
@@ -171,5 +172,35 @@ describe.skipIf(skip)('cuda backend kernels on the stand-in device vs cpu', () =
       ],
       ['BatchMatMul'],
     )
+  })
+
+  it('async read (event-polled) and readSync agree; memory() reports the allocator; dispose frees', async () => {
+    await tf.setBackend('cuda')
+    const before = tf.memory() as unknown as {liveBytes: number; numTensors: number}
+    const x = F([3, 5], 31)
+    const y = tf.exp(x)
+    expect(Array.from(await y.data())).toEqual(Array.from(y.dataSync()))
+    const [b1, b2] = [B([5], 3), B([5], 3)]
+    expect(Array.from(await b1.data())).toEqual(Array.from(b2.dataSync()))
+    tf.dispose([b1, b2])
+    expect((tf.memory() as unknown as {liveBytes: number}).liveBytes).toBeGreaterThan(before.liveBytes)
+    tf.dispose([x, y])
+    tf.disposeVariables()
+  })
+
+  it('--precision tf32: products through TF32 (inputs rounded to 10 mantissa bits), close to fp32 but not equal', async () => {
+    await tf.setBackend('cuda')
+    const product = () => tf.tidy(() => tf.matMul(F([8, 64], 21), F([64, 8], 22)).dataSync() as Float32Array)
+    const fp32 = product()
+    setCudaOptions({precision: 'tf32'})
+    try {
+      const tf32 = product()
+      const err = tf32.reduce((m, x, i) => Math.max(m, Math.abs(x - fp32[i]) / Math.max(Math.abs(fp32[i]), 1)), 0)
+      expect(err).toBeGreaterThan(1e-6)
+      expect(err).toBeLessThan(1e-2)
+    } finally {
+      setCudaOptions({precision: 'fp32'})
+    }
+    expect(product()).toEqual(fp32)
   })
 })
