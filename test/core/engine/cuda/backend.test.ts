@@ -2,7 +2,8 @@ import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../../src/core/engine/index.js'
 import {setCudaOptions} from '../../../../src/core/engine/cuda/backend.js'
-import {fallbackCounts, resetFallbackCounts} from '../../../../src/core/engine/cuda/register.js'
+import {cudaDeviceKernels, fallbackCounts, resetFallbackCounts} from '../../../../src/core/engine/cuda/register.js'
+import {CUDA_STANDARD_KERNELS} from '../../../../src/core/engine/cuda/registry.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
 
 // Every census kernel of the cuda backend (src/core/engine/cuda/kernels-*.ts) on the stand-in
@@ -53,6 +54,10 @@ describe.skipIf(skip)('cuda backend kernels on the stand-in device vs cpu', () =
   })
   afterAll(async () => {
     await initBackend('cpu')
+  })
+
+  it('every standard kernel of the census has a device implementation', () => {
+    expect(CUDA_STANDARD_KERNELS.filter((k) => !cudaDeviceKernels().includes(k))).toEqual([])
   })
 
   it('binary ops with broadcasting, odd sizes and empty tensors, float32 and int32', async () => {
