@@ -30,6 +30,14 @@ function pretrain(backend: string, input: string): {loss: number; grad_norm: num
 }
 
 describe.skipIf(skip)('span pretrain --backend cuda (stand-in)', () => {
+  it('SPAN_CUDA_DEVICE picks the GPU: device 1 of 2 starts, device 2 is the driver error in one line', () => {
+    const env = {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir, SPAN_STANDIN_DEVICES: '2'}
+    const ok = runSpan(['doctor', '--json'], {env: {...env, SPAN_CUDA_DEVICE: '1'}})
+    expect(JSON.parse(ok.stdout.split('\n')[0])).toMatchObject({backend: 'cuda', available: true})
+    const bad = runSpan(['doctor', '--json'], {env: {...env, SPAN_CUDA_DEVICE: '2'}})
+    expect(JSON.parse(bad.stdout.split('\n')[0])).toMatchObject({backend: 'cuda', available: false, detail: 'device 2: CUDA_ERROR_INVALID_DEVICE (2 found)'})
+  })
+
   it('three steps give the cpu backend’s losses and gradient norms', () => {
     const input = masked()
     const [cpu, cuda] = [pretrain('cpu', input), pretrain('cuda', input)]
