@@ -8,7 +8,7 @@
 // OUT_DIR. Sources are rebuilt only when newer than what they built, unless --force. Needs g++
 // (SPAN_EMU_CXX or CXX to name another); exits 1 with one line when it fails.
 import {spawnSync} from 'node:child_process'
-import {cpSync, existsSync, mkdirSync, readdirSync, statSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readdirSync, renameSync, statSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -43,9 +43,11 @@ function buildLib(lib) {
   const out = join(OUT, lib.name)
   if (!FORCE && mtime(out) > Math.max(...inputs.map(mtime))) return
   const cc = inputs.filter((f) => f.endsWith('.cc'))
-  const r = spawnSync(CXX, [...FLAGS, ...cc, '-o', out, ...lib.libs], {encoding: 'utf8'})
+  const tmp = `${out}.tmp-${process.pid}` // test files may build at once: each writes its own, then renames
+  const r = spawnSync(CXX, [...FLAGS, ...cc, '-o', tmp, ...lib.libs], {encoding: 'utf8'})
   if (r.error) die(`${CXX} not found (${r.error.message}): the stand-ins need a C++ compiler`)
   if (r.status !== 0) die(`${lib.name} failed to compile:\n${r.stderr}`)
+  renameSync(tmp, out)
 }
 
 /** A stand-in folder with its own build script (e.g. cublaslt). */

@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, statSync} from 'node:fs'
+import {existsSync, mkdirSync, renameSync, statSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 
 /**
@@ -27,8 +27,10 @@ export function buildStandins(): Standins {
   const stale = !existsSync(harness) || [HARNESS_SRC, abi].some((f) => statSync(f).mtimeMs > statSync(harness).mtimeMs)
   if (stale) {
     mkdirSync(dirname(harness), {recursive: true})
-    const c = spawnSync(cxx, ['-std=c++17', '-O2', `-I${dirname(abi)}`, HARNESS_SRC, '-o', harness, '-ldl'], {encoding: 'utf8'})
+    const tmp = `${harness}.tmp-${process.pid}` // test files in parallel: each writes its own, then renames
+    const c = spawnSync(cxx, ['-std=c++17', '-O2', `-I${dirname(abi)}`, HARNESS_SRC, '-o', tmp, '-ldl'], {encoding: 'utf8'})
     if (c.status !== 0) return (built = {error: `the harness failed to compile: ${c.stderr}`})
+    renameSync(tmp, harness)
   }
   return (built = {dir, harness, kernels: join(ROOT, 'test', 'native', 'cuda', 'standin', 'kernels')})
 }

@@ -93,6 +93,7 @@ struct Function {
 struct Module {
   void* handle = nullptr;
   int fd = -1;
+  char *shared = nullptr, *sharedEnd = nullptr;  // its __shared__ variables
   std::vector<Function*> functions;
 };
 struct Event {
@@ -215,6 +216,8 @@ int loadModule(Module* m, const std::string& bytes) {
   auto init = reinterpret_cast<SpanEmuModuleInit>(dlsym(m->handle, SPAN_EMU_MODULE_INIT));
   auto* table = static_cast<const SpanEmuKernel*>(dlsym(m->handle, SPAN_EMU_MODULE_KERNELS));
   if (!init || !table || init(span_emu::runtime()) != 0) return fail(INVALID_IMAGE, "cuModuleLoadData", "the module's emulator interface differs (rebuild the stand-ins)");
+  auto range = reinterpret_cast<void (*)(char**, char**)>(dlsym(m->handle, SPAN_EMU_MODULE_SHARED));
+  if (range) range(&m->shared, &m->sharedEnd);
   for (const SpanEmuKernel* k = table; k->name; k++) m->functions.push_back(new Function{k, m});
   return OK;
 }
@@ -599,6 +602,7 @@ EXPORT int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsig
   span_emu::Launch L;
   std::string err;
   if (!span_emu::parseSchedule(getenv("SPAN_EMU_SCHEDULE"), L.schedule, err)) return fail(INVALID_VALUE, "cuLaunchKernel", err);
+  L.staticSmem = f->module->shared, L.staticSmemBytes = static_cast<size_t>(f->module->sharedEnd - f->module->shared);
   L.kernel = f->kernel, L.grid = {gx, gy, gz}, L.block = {bx, by, bz}, L.dynSmem = smem;
   launches++;
   return runLaunch(L, params);

@@ -6,6 +6,7 @@
 // some have not exited the launch ends with a deadlock message instead of hanging.
 #include "scheduler.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -350,9 +351,10 @@ std::string (*gDescribe)(uintptr_t) = nullptr;
 struct sigaction gOldSegv;
 sigjmp_buf gFaultJump;
 bool gInRun = false;
+pthread_t gRunThread;  // the thread running the launch: a fault on another thread is not the kernel's
 
 void onSegv(int sig, siginfo_t* info, void* context) {
-  if (gInRun && gDescribe && gCur) {
+  if (gInRun && gDescribe && gCur && pthread_equal(pthread_self(), gRunThread)) {
     std::string why = gDescribe(reinterpret_cast<uintptr_t>(info->si_addr));
     if (!why.empty()) {
       const SpanEmuBlock& b = R.block;
@@ -457,6 +459,7 @@ bool runBlock(unsigned linearBlock) {
   const Launch& L = *R.launch;
   R.block.blockIdx = {linearBlock % L.grid.x, (linearBlock / L.grid.x) % L.grid.y, linearBlock / (L.grid.x * L.grid.y)};
   if (R.block.dynSmem) memset(R.block.dynSmem, 0xff, L.dynSmem);  // uninitialised shared memory reads as NaN / -1
+  if (L.staticSmem) memset(L.staticSmem, 0xff, L.staticSmemBytes);
   for (unsigned i = 0; i < R.n; i++) resetFiber(i, L.block);
   R.atBarrier = R.exited = 0;
   std::fill(R.warpWaiting.begin(), R.warpWaiting.end(), 0);
@@ -544,6 +547,7 @@ std::string run(const Launch& L) {
   R.block.dynSmem = L.dynSmem ? reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem.data()) + 127) & ~uintptr_t(127)) : nullptr;
   gBlock = &R.block;
   std::vector<unsigned> order = blockOrder(L.grid.x * L.grid.y * L.grid.z, L.schedule);
+  gRunThread = pthread_self();
   gInRun = true;
   if (sigsetjmp(gFaultJump, 1) == 0)
     for (unsigned b : order)

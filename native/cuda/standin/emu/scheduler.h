@@ -39,6 +39,8 @@ struct Launch {
   SpanEmuDim3 grid{1, 1, 1};
   SpanEmuDim3 block{1, 1, 1};
   size_t dynSmem = 0;
+  char* staticSmem = nullptr;  // the module's __shared__ variables, poisoned before every block
+  size_t staticSmemBytes = 0;
   ScheduleSpec schedule;
 };
 

@@ -200,14 +200,15 @@ bool build(Program& p, const std::string& text, const Options& o, const std::str
   std::string cmd = std::string(cxx && *cxx ? cxx : "g++") + " " + o.std + " -O2 -fPIC -shared -fno-exceptions -fno-rtti -fno-math-errno -ffp-contract=off";
   cmd += " -D__CUDA_ARCH__=" + o.arch + " -I" + quote(inc) + " -I" + quote(tmp);
   for (const auto& f : o.flags) cmd += " " + quote(f);
-  cmd += " -include span_emu_prelude.h -x c++ " + quote(src) + " -o " + quote(so + ".tmp");
+  std::string out_tmp = so + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(&p));  // each compile its own
+  cmd += " -include span_emu_prelude.h -x c++ " + quote(src) + " -o " + quote(out_tmp);
   std::string out;
   int rc = runCommand(cmd, out);
   replaceAll(out, tmp + "/", "");
   p.log = out;
   runCommand("rm -rf " + quote(tmp), out);
-  if (rc != 0) return unlink((so + ".tmp").c_str()), false;
-  return rename((so + ".tmp").c_str(), so.c_str()) == 0;
+  if (rc != 0) return unlink(out_tmp.c_str()), false;
+  return rename(out_tmp.c_str(), so.c_str()) == 0;
 }
 
 std::string hex(const std::string& bytes) {

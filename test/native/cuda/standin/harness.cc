@@ -352,7 +352,11 @@ int shapes() {
     for (int bx = 0; bx < 3; bx++)
       for (int ty = 0; ty < 4; ty++)
         for (int tx = 0; tx < 16; tx++) gridBad += g[(by * 3 + bx) * 64 + ty * 16 + tx] != bx * 1000000 + by * 10000 + ty * 100 + tx;
-  printf("{\"earlyBad\":%d,\"gridBad\":%d}\n", earlyBad, gridBad);
+  CHECK(A.cuLaunchKernel(function("shapes.cu", "stale_shared"), 2, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> st = download<float>(out, 128);
+  int staleNaN = 0;
+  for (int t = 0; t < 64; t++) staleNaN += (st[t] == 1.0f) + 2 * std::isnan(st[64 + t]);
+  printf("{\"earlyBad\":%d,\"gridBad\":%d,\"staleShared\":%d}\n", earlyBad, gridBad, staleNaN);
   return 0;
 }
 
@@ -384,6 +388,26 @@ int math() {
   return 0;
 }
 
+/** sum_and_squares of 8 blocks × 256 small integers (exact in float): how many of the 16 results are wrong. */
+int reduceTwice(bool plant) {
+  std::vector<float> x(8 * 256);
+  for (size_t i = 0; i < x.size(); i++) x[i] = static_cast<float>((i * 7) % 13);
+  SPAN_CUfunction f = function("reduce_twice.cu", "sum_and_squares", plant ? std::vector<const char*>{"-DPLANT_MISSING_BARRIER"} : std::vector<const char*>{});
+  SPAN_CUdeviceptr dx = upload(x), out;
+  CHECK(A.cuMemAlloc_v2(&out, 16 * 4));
+  void* params[] = {&dx, &out};
+  CHECK(A.cuLaunchKernel(f, 8, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> o = download<float>(out, 16);
+  int bad = 0;
+  for (int b = 0; b < 8; b++) {
+    double s = 0, q = 0;
+    for (int i = 0; i < 256; i++) s += x[b * 256 + i], q += x[b * 256 + i] * x[b * 256 + i];
+    bad += (o[2 * b] != s) + (o[2 * b + 1] != q);
+  }
+  printf("{\"bad\":%d}\n", bad);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -402,6 +426,7 @@ int main(int argc, char** argv) {
   if (s == "deferred") return deferred();
   if (s == "shapes") return shapes();
   if (s == "math") return math();
+  if (s == "reduce-twice") return reduceTwice(arg(0, 0) != 0);
   if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
   fprintf(stderr, "unknown scenario %s\n", s.c_str());

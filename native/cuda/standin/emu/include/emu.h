@@ -84,6 +84,8 @@ typedef struct {
 typedef int (*SpanEmuModuleInit)(const SpanEmuRt* rt);
 #define SPAN_EMU_MODULE_INIT "span_emu_module_init"
 #define SPAN_EMU_MODULE_KERNELS "span_emu_kernels"
+/** `void span_emu_shared_range(char** begin, char** end)`: where the module's __shared__ variables are. */
+#define SPAN_EMU_MODULE_SHARED "span_emu_shared_range"
 
 /** The magic of what the NVRTC stand-in hands out as CUBIN: 8 bytes, a uint64 length, the module's shared object. */
 #define SPAN_EMU_IMAGE_MAGIC "\x7fSPANEMU"

@@ -37,7 +37,9 @@
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
-#define __shared__ static  // one copy per kernel; blocks run one after another
+// one copy per kernel (blocks run one after another), in a section the runtime fills with 0xff
+// bytes before every block, so that a read of shared memory this block did not write shows
+#define __shared__ static __attribute__((section("span_emu_shared")))
 #define __constant__
 #define __managed__
 #define __grid_constant__
@@ -55,6 +57,13 @@ extern "C" __attribute__((visibility("default"))) int span_emu_module_init(const
   span_emu_thread = rt->thread;
   span_emu_block = rt->block;
   return 0;
+}
+
+extern "C" char __start_span_emu_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_span_emu_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" __attribute__((visibility("default"))) void span_emu_shared_range(char** begin, char** end) {
+  *begin = __start_span_emu_shared;
+  *end = __stop_span_emu_shared;
 }
 
 // ---- vector types and builtin variables ----

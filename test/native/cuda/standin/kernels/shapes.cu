@@ -36,3 +36,12 @@ extern "C" __global__ void bf16_ops(const float* x, __nv_bfloat16* out, __nv_bfl
   out[threadIdx.x] = n;
   atomicAdd(sum, __float2bfloat16(1.0f));
 }
+
+// Reads a __shared__ array that only block 0 writes: on a GPU block 1 reads garbage; here the
+// emulator fills shared memory with 0xff bytes before every block, so it reads NaN.
+extern "C" __global__ void stale_shared(float* out) {
+  __shared__ float s[64];
+  if (blockIdx.x == 0) s[threadIdx.x] = 1.0f;
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.x] = s[threadIdx.x];
+}
