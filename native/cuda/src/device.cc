@@ -65,7 +65,10 @@ size_t sizeClass(size_t bytes) {
 
 std::string deviceOpen(void* cu, void* nvrtc, void* lt, int ordinal) {
   State& s = state();
-  if (s.open) return s.ordinal == ordinal ? "" : "the cuda context is already open on device " + std::to_string(s.ordinal);
+  if (s.open) {  // again (a probe in between may have left another context current): make ours current
+    if (s.ordinal != ordinal) return "the cuda context is already open on device " + std::to_string(s.ordinal);
+    return cuError("cuCtxSetCurrent", s.cuCtxSetCurrent(s.ctx));
+  }
   std::string missing = bindDriver(cu, s);
   if (!missing.empty()) return "libcuda lacks " + missing;
   if ((missing = bindNvrtc(nvrtc, s)) != "") return "libnvrtc lacks " + missing;

@@ -158,7 +158,7 @@ void block(Fiber* f) {
 /** f can run again: into the run queue (the running thread is never queued). */
 void makeReady(Fiber& f) {
   f.state = kReady;
-  if (&f == R.running) return;
+  if (&f == R.running || R.launch->schedule.kind == Schedule::Warp) return;  // warp scans the lanes instead
   R.queue[(R.qHead + R.qCount++) % R.n] = static_cast<int>(&f - R.fibers.data());
 }
 

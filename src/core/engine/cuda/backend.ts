@@ -38,7 +38,6 @@ function deviceValues(values: tf.backend_util.BackendValues | number[], dtype: t
 const tfValues = (h: Float32Array | Int32Array, dtype: tf.DataType): tf.backend_util.TypedArray => (dtype === 'bool' ? Uint8Array.from(h) : h)
 
 export class CudaBackend extends tf.KernelBackend implements CudaDevice {
-  readonly precision: 'fp32' | 'tf32'
   private store = new WeakMap<tf.DataId, Stored>()
   private count = 0
 
@@ -47,7 +46,14 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     opts: CudaOptions,
   ) {
     super()
-    this.precision = opts.precision
+    this.ordinal = opts.device
+  }
+
+  readonly ordinal: number
+
+  /** fp32, or TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): setCudaOptions, read at each GEMM. */
+  get precision(): 'fp32' | 'tf32' {
+    return options.precision
   }
 
   private get(id: tf.DataId): Stored {
@@ -154,7 +160,14 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   }
 
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo {
-    return {dataId: this.alloc(dtype, shape.reduce((a, b) => a * b, 1)), shape, dtype}
+    return {
+      dataId: this.alloc(
+        dtype,
+        shape.reduce((a, b) => a * b, 1),
+      ),
+      shape,
+      dtype,
+    }
   }
 
   zeros(shape: number[], dtype: tf.DataType): tf.TensorInfo {
@@ -205,9 +218,15 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   }
 }
 
-let options: CudaOptions = {device: 0, precision: 'fp32'}
+/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (until --device and --precision reach every command). */
+function envOptions(): CudaOptions {
+  const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
+  return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
+}
 
-/** `--device N` and `--precision` for the cuda backend; before it starts. */
+let options: CudaOptions = envOptions()
+
+/** `--device N` (before the backend starts: one context per process) and `--precision` (any time). */
 export function setCudaOptions(o: Partial<CudaOptions>): void {
   options = {...options, ...o}
 }

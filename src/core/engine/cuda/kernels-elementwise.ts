@@ -59,9 +59,10 @@ function unary(name: string): CudaKernel {
     if (!storable(x)) return null
     const out = backend.makeOutput(x.shape, x.dtype)
     const n = sizeOf(x.shape)
-    if (x.dtype === 'float32') backend.launch('unary', 'span_unary_f32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {f32: Number(attrs?.alpha ?? 0)}, {i64: n}])
+    if (x.dtype === 'float32')
+      backend.launch('unary', 'span_unary_f32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {f32: Number(attrs?.alpha ?? 0)}, {i64: n}])
     else if (INT_UNARY.has(name)) backend.launch('unary', 'span_unary_i32', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i32: UNARY[name]}, {i64: n}])
-    else return backend.free(out), null
+    else return (backend.free(out), null)
     return out
   }
 }
@@ -73,9 +74,20 @@ const cast: CudaKernel = ({inputs, attrs, backend}) => {
   const out = backend.makeOutput(x.shape, to)
   const n = sizeOf(x.shape)
   const from = suffix(x.dtype)
-  const fn = to === 'bool' ? `span_cast_${from}_bool` : to === 'float32' ? (from === 'f32' ? '' : 'span_cast_i32_f32') : from === 'f32' ? 'span_cast_f32_i32' : ''
+  const fn =
+    to === 'bool' ? `span_cast_${from}_bool` : to === 'float32' ? (from === 'f32' ? '' : 'span_cast_i32_f32') : from === 'f32' ? 'span_cast_f32_i32' : ''
   if (fn) backend.launch('unary', fn, grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i64: n}])
-  else backend.launch('copy', 'span_strided_copy', grid(n), BLOCK, [{ptr: x}, {ptr: out}, {i64: n}, {i64: 0}, {i64: 0}, ...i64s(pad6([n], 1)), ...i64s(pad6([1], 0)), ...i64s(pad6([1], 0))])
+  else
+    backend.launch('copy', 'span_strided_copy', grid(n), BLOCK, [
+      {ptr: x},
+      {ptr: out},
+      {i64: n},
+      {i64: 0},
+      {i64: 0},
+      ...i64s(pad6([n], 1)),
+      ...i64s(pad6([1], 0)),
+      ...i64s(pad6([1], 0)),
+    ])
   return out
 }
 
@@ -90,6 +102,25 @@ const select: CudaKernel = ({inputs, backend}) => {
   return out
 }
 
+/** Σ of the inputs (same shape and dtype), pairwise through the binary kernel. */
+const addN: CudaKernel = ({inputs, backend}) => {
+  const xs = Object.values(inputs).filter((t): t is tf.TensorInfo => storable(t))
+  if (xs.length === 0) return null
+  if (xs.length === 1) {
+    const z = backend.zeros(xs[0].shape, xs[0].dtype)
+    const out = binary(backend, xs[0], z, 0, false)
+    backend.free(z)
+    return out
+  }
+  let acc = binary(backend, xs[0], xs[1], 0, false)
+  for (const x of xs.slice(2)) {
+    const next = binary(backend, acc!, x, 0, false)
+    backend.free(acc!)
+    acc = next
+  }
+  return acc
+}
+
 export function registerElementwise(): void {
   for (const [name, op] of Object.entries(ARITH)) registerCudaKernel(name, binaryKernel(op, false))
   for (const [name, op] of Object.entries(COMPARE)) registerCudaKernel(name, binaryKernel(op, true))
@@ -101,6 +132,7 @@ export function registerElementwise(): void {
     return out
   })
   registerCudaKernel('Cast', cast)
+  registerCudaKernel('AddN', addN)
   registerCudaKernel('Select', select)
   registerCudaKernel('ZerosLike', ({inputs, backend}) => (storable(inputs.x) ? backend.zeros(inputs.x.shape, inputs.x.dtype) : null))
   registerCudaKernel('OnesLike', ({inputs, backend}) => (storable(inputs.x) ? backend.fill(inputs.x.shape, inputs.x.dtype, 1) : null))

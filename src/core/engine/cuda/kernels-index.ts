@@ -29,7 +29,7 @@ const scatterNd: CudaKernel = ({inputs, attrs, backend}) => {
   const sliceSize = sizeOf(shape.slice(sliceRank))
   const out = backend.zeros(shape, updates.dtype)
   const n = sizeOf(updates.shape)
-  if (sliceRank > 6) return backend.free(out), null
+  if (sliceRank > 6) return (backend.free(out), null)
   const st = [...stridesOf(shape).slice(0, sliceRank), ...new Array<number>(6 - sliceRank).fill(0)] // [s_0, …, s_{r-1}, 0, …]
   const t = updates.dtype === 'float32' ? 'f32' : 'i32'
   if (sliceSize === 0 || n === 0) return out
@@ -43,7 +43,12 @@ const range: CudaKernel = ({attrs, backend}) => {
   const n = Math.max(Math.ceil((stop - start) / step), 0)
   const out = backend.makeOutput([n], dtype)
   const f = dtype === 'float32' ? 'f32' : 'i32'
-  backend.launch('index', `span_range_${f}`, grid(n), BLOCK, [{ptr: out}, f === 'f32' ? {f32: start} : {i32: start}, f === 'f32' ? {f32: step} : {i32: step}, {i64: n}])
+  backend.launch('index', `span_range_${f}`, grid(n), BLOCK, [
+    {ptr: out},
+    f === 'f32' ? {f32: start} : {i32: start},
+    f === 'f32' ? {f32: step} : {i32: step},
+    {i64: n},
+  ])
   return out
 }
 
@@ -59,7 +64,7 @@ const batchMatMul: CudaKernel = ({inputs, attrs, backend}) => {
   const outer = bA >= bB ? a.shape.slice(0, -2) : b.shape.slice(0, -2)
   const out = backend.makeOutput([...outer, M, N], 'float32')
   const batch = Math.max(bA, bB)
-  if (K === 0) return backend.free(out), backend.zeros([...outer, M, N], 'float32')
+  if (K === 0) return (backend.free(out), backend.zeros([...outer, M, N], 'float32'))
   backend.gemm({a, b, c: out, M, N, K, transA: tA, transB: tB, batch, strideA: bA === 1 ? 0 : ar * ac, strideB: bB === 1 ? 0 : br * bc, strideC: M * N})
   return out
 }

@@ -22,7 +22,14 @@ function rowsLast(backend: CudaDevice, x: tf.TensorInfo, axes: number[]): {t: tf
   const shape = perm.map((p) => x.shape[p])
   const t = backend.makeOutput(shape, x.dtype)
   const xs = stridesOf(x.shape)
-  stridedCopy(backend, x, t, shape, perm.map((p) => xs[p]), stridesOf(shape))
+  stridedCopy(
+    backend,
+    x,
+    t,
+    shape,
+    perm.map((p) => xs[p]),
+    stridesOf(shape),
+  )
   return {t, rows, cols, outShape, temp: true}
 }
 
@@ -34,7 +41,7 @@ function reduce(name: string): CudaKernel {
     const axes = axesOf(attrs?.axis ?? attrs?.reductionIndices, x.shape.length) // Max and Min call it reductionIndices
     const {t, rows, cols, outShape, temp} = rowsLast(backend, x, axes)
     const dtype = name === 'Mean' && x.dtype !== 'float32' ? null : name === 'Any' || name === 'All' ? 'bool' : x.dtype === 'bool' ? 'int32' : x.dtype
-    if (!dtype) return temp && backend.free(t), null
+    if (!dtype) return (temp && backend.free(t), null)
     const out = backend.makeOutput(attrs?.keepDims ? keepDims(x, axes) : outShape, dtype)
     backend.launch('reduce', `span_reduce_${suffix(x.dtype)}`, grid(rows), BLOCK, [{ptr: t}, {ptr: out}, {i32: OPS[name]}, {i64: rows}, {i64: cols}])
     if (temp) backend.free(t)

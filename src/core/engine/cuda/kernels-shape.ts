@@ -35,7 +35,14 @@ const transpose: CudaKernel = ({inputs, attrs, backend}) => {
   const xs = stridesOf(x.shape)
   const shape = perm.map((p) => x.shape[p])
   const out = backend.makeOutput(shape, x.dtype)
-  stridedCopy(backend, x, out, shape, perm.map((p) => xs[p]), stridesOf(shape))
+  stridedCopy(
+    backend,
+    x,
+    out,
+    shape,
+    perm.map((p) => xs[p]),
+    stridesOf(shape),
+  )
   return out
 }
 
@@ -44,7 +51,15 @@ function slice(backend: CudaDevice, x: tf.TensorInfo, begin: number[], size: num
   const xs = stridesOf(x.shape)
   const dims = size.map((s, i) => (s === -1 ? x.shape[i] - begin[i] : s))
   const out = backend.makeOutput(dims, x.dtype)
-  stridedCopy(backend, x, out, dims, xs, stridesOf(dims), begin.reduce((o, b, i) => o + b * xs[i], 0))
+  stridedCopy(
+    backend,
+    x,
+    out,
+    dims,
+    xs,
+    stridesOf(dims),
+    begin.reduce((o, b, i) => o + b * xs[i], 0),
+  )
   return out
 }
 
@@ -53,7 +68,12 @@ const sliceKernel: CudaKernel = ({inputs, attrs, backend}) => {
   const begin = typeof attrs!.begin === 'number' ? [attrs!.begin] : (attrs!.begin as number[])
   const size = typeof attrs!.size === 'number' ? [attrs!.size] : (attrs!.size as number[])
   const b = x.shape.map((_, i) => begin[i] ?? 0)
-  return slice(backend, x, b, x.shape.map((d, i) => size[i] ?? d - b[i]))
+  return slice(
+    backend,
+    x,
+    b,
+    x.shape.map((d, i) => size[i] ?? d - b[i]),
+  )
 }
 
 const splitV: CudaKernel = ({inputs, attrs, backend}) => {
@@ -67,7 +87,12 @@ const splitV: CudaKernel = ({inputs, attrs, backend}) => {
     const len = s === -1 ? x.shape[axis] - known : s
     const begin = x.shape.map((_, i) => (i === axis ? at : 0))
     at += len
-    return slice(backend, x, begin, x.shape.map((d, i) => (i === axis ? len : d)))
+    return slice(
+      backend,
+      x,
+      begin,
+      x.shape.map((d, i) => (i === axis ? len : d)),
+    )
   })
 }
 
@@ -104,7 +129,16 @@ const padV2: CudaKernel = ({inputs, attrs, backend}) => {
   const shape = x.shape.map((d, i) => d + pads[i][0] + pads[i][1])
   const out = backend.fill(shape, x.dtype, Number(attrs!.constantValue ?? 0))
   const os = stridesOf(shape)
-  stridedCopy(backend, x, out, x.shape, stridesOf(x.shape), os, 0, pads.reduce((o, p, i) => o + p[0] * os[i], 0))
+  stridedCopy(
+    backend,
+    x,
+    out,
+    x.shape,
+    stridesOf(x.shape),
+    os,
+    0,
+    pads.reduce((o, p, i) => o + p[0] * os[i], 0),
+  )
   return out
 }
 

@@ -35,14 +35,16 @@ function fallback(name: string, args: {inputs: Record<string, Info | undefined>;
   const cpu = tf.engine().findBackend('cpu')
   const config = tf.getKernel(name, 'cpu')
   if (!config) throw new Error(`the cuda backend has no kernel ${name}, and neither has cpu`)
-  const inputs = Object.fromEntries(Object.entries(args.inputs).map(([k, t]) => [k, t && toCpu(cuda, cpu, t)]))
+  const copy = (t: Info | undefined) => t && toCpu(cuda, cpu, t)
+  // AddN, Concat, Pack take an array of inputs, the others a record
+  const inputs = Array.isArray(args.inputs) ? args.inputs.map(copy) : Object.fromEntries(Object.entries(args.inputs).map(([k, t]) => [k, copy(t)]))
   const raw = config.kernelFunc({inputs: inputs as tf.NamedTensorInfoMap, attrs: args.attrs as tf.NamedAttrMap, backend: cpu}) as Info | Info[]
   const outs = (Array.isArray(raw) ? raw : [raw]).map((o) => {
     const t = {dataId: cuda.write(cpu.readSync(o.dataId), o.shape, o.dtype), shape: o.shape, dtype: o.dtype}
     cpu.disposeData(o.dataId)
     return t
   })
-  for (const t of Object.values(inputs)) if (t) cpu.disposeData(t.dataId)
+  for (const t of Object.values(inputs) as (Info | undefined)[]) if (t) cpu.disposeData(t.dataId)
   return Array.isArray(raw) ? outs : outs[0]
 }
 

@@ -46,14 +46,15 @@ describe.skipIf(skip !== '')(`the cuda loader on the stand-ins${skip}`, () => {
     if (typeof p !== 'string') expect(p.cuda.path).not.toContain(dir)
   })
 
-  it('span doctor (bin/run.js) reports the stand-in GPU', () => {
+  it('span doctor (bin/run.js) reports the stand-in GPU, started and self-checked, and auto picks it only through SPAN_CUDA_LIBS', () => {
     const r = runSpan(['doctor'], {env: {...process.env, SPAN_CUDA_LIBS: libs}})
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(
       new RegExp(
-        `^cuda +missing +the cuda backend's kernels are not implemented yet; found ${NAME.replace(/[()]/g, '\\$&')}, 16\\.0 GiB \\(16\\.0 free\\), compute capability 8\\.0, 108 SMs; driver 13\\.0 \\(${dir}/libcuda\\.so\\.1\\), NVRTC 13\\.0`,
+        `^cuda +ok +${NAME.replace(/[()]/g, '\\$&')}, 16\\.0 GiB \\(16\\.0 free\\), compute capability 8\\.0, 108 SMs; driver 13\\.0 \\(${dir}/libcuda\\.so\\.1\\), NVRTC 13\\.0`,
         'm',
       ),
     )
+    expect(r.stdout).toMatch(/^auto picks: cuda$/m)
   })
 })
