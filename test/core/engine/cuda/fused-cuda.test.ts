@@ -4,7 +4,13 @@ import {type CudaKernel, cudaKernelOf, registerCudaKernel} from '../../../../src
 import {runFused} from '../../../../src/core/engine/fused-kernels.js'
 import {fusedCounts} from '../../../../src/core/engine/fused.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
+import {Rng} from '../../../../src/core/data/rng.js'
+import {collate, disposeBatch, toTensors} from '../../../../src/core/model/batch.js'
+import {presetConfig} from '../../../../src/core/model/config.js'
+import {SpanBertForPreTraining} from '../../../../src/core/model/pretraining.js'
+import {lossAndGrads} from '../../../../src/core/train/step.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
+import {example} from '../../model/helpers.js'
 
 // span's fused kernels on the cuda backend (src/core/engine/cuda/kernels-fused.ts,
 // kernels-attention.ts; native/cuda/kernels) on the stand-in device, through tfjs, against the
@@ -136,6 +142,50 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
         inputs: {dy: F([2, 7, 12], 26), q: F([2, 7, 12], 22), k: F([2, 7, 12], 23), v: F([2, 7, 12], 24), probs: probs()},
         attrs,
       }))
+    }
+  })
+
+  it('a tiny pretrain step WITH dropout runs every forward fused kernel on the device and equals native (same masks)', async () => {
+    const config = presetConfig('tiny', 1000, {hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1})
+    const step = async (backend: string) => {
+      await tf.setBackend(backend)
+      const model = SpanBertForPreTraining.init(config, 1)
+      const rng = new Rng(3)
+      const ex = [example(16, 3, 5, rng, 1000), example(16, 9, 10, rng, 1000)].map((e, i) => ({
+        ...e,
+        segments: e.ids.map((_, j) => (j < 8 ? 0 : 1)),
+        next: i === 0,
+      }))
+      const b = toTensors(collate(ex, {padId: 0, maxTargets: config.sbo.max_targets, maxPositions: config.max_position_embeddings}))
+      const {parts, grads} = lossAndGrads(model, b, {training: true, rng: new Rng(5)})
+      const host = new Map([...grads].map(([k, g]) => [k, g.dataSync() as Float32Array]))
+      tf.dispose([...grads.values()])
+      disposeBatch(b)
+      model.dispose()
+      return {loss: parts[0], grads: host}
+    }
+    const want = await step('cpu')
+    ran.clear()
+    const got = await step('cuda')
+    expect([...ran].sort()).toEqual([
+      'SpanAttention',
+      'SpanAttentionGrad',
+      'SpanCrossEntropy',
+      'SpanCrossEntropyGrad',
+      'SpanDropout',
+      'SpanLayerNorm',
+      'SpanLayerNormGrad',
+      'SpanLinear',
+      'SpanLinearGrad',
+    ])
+    expect(Math.abs(got.loss - want.loss) / Math.abs(want.loss)).toBeLessThan(1e-4)
+    for (const [name, w] of want.grads) {
+      const g = got.grads.get(name)!
+      const scale = w.reduce((m, x) => Math.max(m, Math.abs(x)), 1e-6)
+      expect(
+        g.reduce((m, x, i) => Math.max(m, Math.abs(x - w[i]) / scale), 0),
+        name,
+      ).toBeLessThan(1e-4)
     }
   })
 })
