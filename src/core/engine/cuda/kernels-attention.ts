@@ -1,5 +1,6 @@
 import type * as tf from '@tensorflow/tfjs'
 import {type CudaDevice, type CudaGemm, type CudaKernel, registerCudaKernel} from './kernel-table.js'
+import {rowBlock} from './kernels-fused.js'
 import {sizeOf} from './launch-util.js'
 
 /**
@@ -19,7 +20,6 @@ function dims(q: tf.TensorInfo, attrs: Record<string, unknown> | undefined): Dim
   return {B, T, H, A, d, scale: 1 / Math.sqrt(d), keep: 1 - Number(attrs?.rate ?? 0), seed: Number(attrs?.seed ?? 0)}
 }
 
-const ROW: [number, number, number] = [128, 1, 1]
 const grid = (n: number): [number, number, number] => [Math.max(1, Math.min(n, 65535)), 1, 1]
 
 /** One head-batched product for batch entry b: operands are [T, H] head slices ('h') or [T, T] probability blocks ('p'). */
@@ -67,7 +67,7 @@ const attention: CudaKernel = ({inputs: {q, k, v, mask}, attrs, backend}) => {
   const probs = backend.makeOutput([D.B, D.A, D.T, D.T], 'float32')
   for (let b = 0; b < D.B; b++) headGemm(backend, D, b, {a: q!, b: k!, c: probs, N: D.T, K: D.d, transA: false, transB: true, kinds: 'hhp'}) // Q_h·K_hᵀ
   const rows = D.B * D.A * D.T
-  backend.launch('attention_softmax', 'span_attention_softmax_f32', grid(rows), ROW, [
+  backend.launch('attention_softmax', 'span_attention_softmax_f32', grid(rows), rowBlock(D.T), [
     {ptr: probs},
     {ptr: mask!},
     {ptr: probs},
@@ -105,7 +105,7 @@ const attentionGrad: CudaKernel = ({inputs: {dy, q, k, v, probs}, attrs, backend
       [{ptr: dP}, {ptr: dP}, {i64: n}, {f32: D.keep}, {i64: D.seed}],
     )
   const rows = D.B * D.A * D.T
-  backend.launch('attention_softmax', 'span_attention_softmax_backward_f32', grid(rows), ROW, [
+  backend.launch('attention_softmax', 'span_attention_softmax_backward_f32', grid(rows), rowBlock(D.T), [
     {ptr: probs!},
     {ptr: dP},
     {ptr: dP},

@@ -10,7 +10,8 @@ import {sizeOf} from './launch-util.js'
  * interface issue 21's fast kernels replace. A kernel returns null (the composite runs) for what
  * it does not take: empty tensors, dtypes other than float32 (int32 labels).
  */
-const ROW_BLOCK: Dim3 = [128, 1, 1] // whole warps: the row kernels reduce with shuffles
+/** The block of a row kernel for rows of `width`: whole warps (they reduce with shuffles), at most 128, no more than the row needs. */
+export const rowBlock = (width: number): Dim3 => [Math.min(128, Math.max(32, Math.ceil(width / 32) * 32)), 1, 1]
 const EW_BLOCK: Dim3 = [256, 1, 1]
 const rowGrid = (rows: number): Dim3 => [Math.max(1, Math.min(rows, 65535)), 1, 1]
 const ewGrid = (n: number): Dim3 => [Math.max(1, Math.min(Math.ceil(n / 256), 4096)), 1, 1]
@@ -23,7 +24,7 @@ const layerNorm: CudaKernel = ({inputs: {x, g, b}, attrs, backend}) => {
   const rows = sizeOf(x!.shape) / H
   const [y, mean, rstd] = [backend.makeOutput(x!.shape, 'float32'), backend.makeOutput([rows], 'float32'), backend.makeOutput([rows], 'float32')]
   const args = [x, g, b, y, mean, rstd].map((t) => ({ptr: t!}))
-  backend.launch('layernorm', 'span_layernorm_forward_f32', rowGrid(rows), ROW_BLOCK, [...args, {i64: rows}, {i32: H}, {f32: Number(attrs?.eps)}])
+  backend.launch('layernorm', 'span_layernorm_forward_f32', rowGrid(rows), rowBlock(H), [...args, {i64: rows}, {i32: H}, {f32: Number(attrs?.eps)}])
   return [y, mean, rstd]
 }
 
@@ -34,7 +35,7 @@ const layerNormGrad: CudaKernel = ({inputs: {dy, x, g, mean, rstd}, backend}) =>
   const rows = sizeOf(x!.shape) / H
   const [dx, dg, db] = [backend.makeOutput(x!.shape, 'float32'), backend.makeOutput([H], 'float32'), backend.makeOutput([H], 'float32')]
   const p = (ts: (tf.TensorInfo | undefined)[]) => ts.map((t) => ({ptr: t!}))
-  backend.launch('layernorm', 'span_layernorm_backward_dx_f32', rowGrid(rows), ROW_BLOCK, [...p([dy, x, g, mean, rstd, dx]), {i64: rows}, {i32: H}])
+  backend.launch('layernorm', 'span_layernorm_backward_dx_f32', rowGrid(rows), rowBlock(H), [...p([dy, x, g, mean, rstd, dx]), {i64: rows}, {i32: H}])
   backend.launch('layernorm', 'span_layernorm_backward_params_f32', ewGrid(H), EW_BLOCK, [...p([dy, x, mean, rstd, dg, db]), {i64: rows}, {i32: H}])
   return [dx, dg, db]
 }
@@ -44,7 +45,7 @@ const crossEntropy: CudaKernel = ({inputs: {logits, labels}, backend}) => {
   if (!f32(logits) || labels?.dtype !== 'int32') return null
   const [N, C] = logits!.shape
   const [loss, lse, rowLoss] = [backend.makeOutput([], 'float32'), backend.makeOutput([N], 'float32'), backend.makeOutput([N], 'float32')]
-  backend.launch('cross_entropy', 'span_cross_entropy_rows_f32', rowGrid(N), ROW_BLOCK, [
+  backend.launch('cross_entropy', 'span_cross_entropy_rows_f32', rowGrid(N), rowBlock(C), [
     {ptr: logits!},
     {ptr: labels},
     {ptr: lse},
