@@ -20,3 +20,11 @@ extern "C" __global__ void span_bias_gelu_f32(const float* x, const float* __res
     y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
   }
 }
+
+// SpanLinear without activation, and the pre-activation z it keeps for GeLU's backward pass:
+// y = x + bias over [rows, cols] (y may be x), after the plain GEMM. Same grid-stride launch.
+extern "C" __global__ void span_bias_add_f32(const float* x, const float* __restrict__ bias, float* y, long long rows, long long cols) {
+  const long long n = rows * cols;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) y[i] = x[i] + bias[i % cols];
+}

@@ -2,7 +2,9 @@ import * as tf from '@tensorflow/tfjs'
 import {FUSED_KERNELS} from '../fused-kernels.js'
 import type {CudaBackend} from './backend.js'
 import {type CudaKernelArgs, cudaKernelNames, cudaKernelOf} from './kernel-table.js'
+import {registerAttention} from './kernels-attention.js'
 import {registerElementwise} from './kernels-elementwise.js'
+import {registerFused} from './kernels-fused.js'
 import {registerIndex} from './kernels-index.js'
 import {registerReduce} from './kernels-reduce.js'
 import {registerShape} from './kernels-shape.js'
@@ -63,6 +65,8 @@ export function registerCudaBackend(): void {
   registerShape()
   registerReduce()
   registerIndex()
+  registerFused()
+  registerAttention()
   const names = new Set([...cudaKernelNames(), ...tf.getKernelsForBackend('cpu').map((k) => k.kernelName)])
   for (const name of names) {
     if (FUSED.has(name) || tf.getKernel(name, 'cuda')) continue

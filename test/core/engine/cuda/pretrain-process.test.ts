@@ -6,8 +6,9 @@ import {buildStandins} from '../../../helpers/cuda-standins.js'
 import {runSpan} from '../../../helpers/spawn.js'
 
 // `span pretrain --backend cuda` as a process on the stand-in device: three steps with dropout
-// on give the losses and gradient norms of `--backend cpu` (where span's fused kernels run their
-// composite formulas, as they do on cuda until their CUDA kernels are registered).
+// on give the losses and gradient norms of `--backend native`: span's fused kernels run as CUDA C
+// (src/core/engine/cuda/kernels-fused.ts) and draw native's dropout masks (SplitMix64 of seed and
+// index), where `--backend cpu`'s composite formulas draw tf.dropout's.
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 
@@ -39,9 +40,9 @@ describe.skipIf(skip)('span pretrain --backend cuda (stand-in)', () => {
   })
 
   // SPAN_STANDIN_DEFER=1: stream work runs only at synchronisations, so a host read that forgot one sees stale data.
-  it('three steps give the cpu backend’s losses and gradient norms, with the stand-in deferring stream work', () => {
+  it('three steps give the native backend’s losses and gradient norms, with the stand-in deferring stream work', () => {
     const input = masked()
-    const [cpu, cuda] = [pretrain('cpu', input), pretrain('cuda', input, {SPAN_STANDIN_DEFER: '1'})]
+    const [cpu, cuda] = [pretrain('native', input), pretrain('cuda', input, {SPAN_STANDIN_DEFER: '1'})]
     expect(cuda.length).toBeGreaterThan(0)
     expect(cuda.length).toBe(cpu.length)
     cuda.forEach((s, i) => {

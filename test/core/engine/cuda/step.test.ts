@@ -14,8 +14,8 @@ import {example} from '../../model/helpers.js'
 
 // A `tiny` pre-training step (batch 2, length 16, fp32, no dropout) on the cuda backend over the
 // stand-in device against native: the loss and every gradient within 1e-4; then repeated AdamW
-// steps leave the tensor count and the allocator's live bytes flat. The fused span kernels run
-// their composite formulas on cuda until their CUDA implementations are registered.
+// steps leave the tensor count and the allocator's live bytes flat. span's fused kernels run as
+// CUDA C (kernels-fused.ts, kernels-attention.ts; docs/cuda-fused-kernels.md).
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 const VOCAB = 1000
