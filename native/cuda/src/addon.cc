@@ -1,7 +1,7 @@
 // Node-API entry points of span's cuda addon (src/core/engine/cuda/): it opens the CUDA
 // libraries the TypeScript side found (src/core/engine/cuda/libs.ts) and queries the device.
-// Built with no CUDA headers, nvcc or GPU: see abi.h. The kernels and the tfjs backend that
-// use it are issue 10's GPU work.
+// Built with no CUDA headers, nvcc or GPU: see abi.h. The device runtime the tfjs backend
+// (src/core/engine/cuda/backend.ts) uses is device.h, bound in bindings.cc.
 #include <node_api.h>
 
 #include <string>
@@ -9,9 +9,11 @@
 
 #include "loader.h"
 
+void defineDevice(napi_env env, napi_value exports);  // bindings.cc
+
 namespace {
 
-constexpr int kAbi = 1;  // src/core/engine/cuda/addon.ts CUDA_ABI
+constexpr int kAbi = 2;  // src/core/engine/cuda/addon.ts CUDA_ABI
 
 std::vector<std::string> strings(napi_env env, napi_value arr) {
   std::vector<std::string> out;
@@ -113,6 +115,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"abi", nullptr, Abi, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  defineDevice(env, exports);
   return exports;
 }
 

@@ -3,7 +3,7 @@ import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm'
 import {createRequire} from 'node:module'
 import {dirname, join, sep} from 'node:path'
 import {SpanError} from '../stream/errors.js'
-import {cudaStatus} from './cuda/status.js'
+import {startCudaBackend} from './cuda/start.js'
 import {setNativeKernelsEnabled, startNative} from './native.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
@@ -69,7 +69,7 @@ async function startBackend(name: ConcreteBackend, threads?: number): Promise<st
   try {
     switch (name) {
       case 'cuda':
-        return startCuda()
+        return await startCudaBackend()
       case 'tensorflow-gpu':
         return await startNode('@tensorflow/tfjs-node-gpu')
       case 'tensorflow':
@@ -85,15 +85,6 @@ async function startBackend(name: ConcreteBackend, threads?: number): Promise<st
   } catch (err) {
     return (err as Error).message.split('\n')[0]
   }
-}
-
-/**
- * The cuda backend (src/core/engine/cuda/): null once it runs, else the one-line reason
- * (no driver or GPU, a library missing, or its kernels not there yet).
- */
-function startCuda(): string | null {
-  const s = cudaStatus()
-  return s.available ? null : s.detail
 }
 
 /**

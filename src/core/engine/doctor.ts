@@ -1,5 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {AUTO_ORDER, initBackend} from './backend.js'
+import {cudaOptions} from './cuda/backend.js'
+import {startCudaBackend} from './cuda/start.js'
 import {cudaStatus} from './cuda/status.js'
 import {loadNative} from './native.js'
 
@@ -29,8 +31,9 @@ const DETAIL: Record<string, string> = {
 /** Tries one backend; never throws. */
 export async function probeBackend(name: DoctorBackend, threads?: number): Promise<BackendReport> {
   if (name === 'cuda') {
-    const s = cudaStatus()
-    return {backend: name, available: s.available, detail: s.detail}
+    const s = cudaStatus(cudaOptions().device) // the device and libraries, then the backend started and self-checked
+    const why = s.available ? await startCudaBackend() : s.detail
+    return {backend: name, available: why === null, detail: why ?? s.detail}
   }
   if (name === 'native') {
     const s = loadNative(threads)

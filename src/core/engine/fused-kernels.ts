@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {type CudaKernelArgs, cudaKernelOf} from './cuda/kernel-table.js'
 import {COMPOSITE_FUSED} from './fused-composite.js'
 import {NATIVE_FUSED} from './fused-native.js'
 import type {KernelArgs} from './kernel-util.js'
@@ -29,7 +30,7 @@ export const FUSED_KERNELS = {
 } as const
 
 /** Backends that get the fused kernels when this module loads (native runs as `cpu`). */
-export const FUSED_BACKENDS = ['cpu', 'wasm', 'tensorflow'] as const
+export const FUSED_BACKENDS = ['cpu', 'wasm', 'tensorflow', 'cuda'] as const
 
 type Impl = (args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[] | null
 
@@ -40,6 +41,14 @@ function cpuKernel(name: string): Impl {
     const addon = kernelsEnabled() ? nativeAddon() : null
     return (addon && native(addon, args)) || COMPOSITE_FUSED[name](args)
   }
+}
+
+/**
+ * The `cuda` kernel: the one registered with cuda/kernel-table.ts (looked up at call time, so the
+ * fused CUDA kernels may register after this module loaded) unless absent or declining, else the composite.
+ */
+function cudaKernel(name: string): Impl {
+  return (args) => cudaKernelOf(name)?.(args as unknown as CudaKernelArgs) || COMPOSITE_FUSED[name](args)
 }
 
 /**
@@ -121,7 +130,8 @@ export function registerFusedGradients(): void {
 export function setupFusedKernels(): void {
   registerFusedGradients()
   registerFusedKernels('cpu', cpuKernel)
-  for (const b of FUSED_BACKENDS) if (b !== 'cpu') registerFusedKernels(b)
+  registerFusedKernels('cuda', cudaKernel)
+  for (const b of FUSED_BACKENDS) if (b !== 'cpu' && b !== 'cuda') registerFusedKernels(b)
 }
 
 /** Test hook: whether each fused kernel is registered for `backendName`. */

@@ -5,7 +5,7 @@ import {fileURLToPath} from 'node:url'
 import {type CudaLib, type SearchEnv, allCandidates, realSearchEnv} from './libs.js'
 
 /** Interface version of native/cuda/src/addon.cc this code calls (kAbi there); a stale build is refused. */
-export const CUDA_ABI = 1
+export const CUDA_ABI = 2
 
 /** What native/cuda/src/addon.cc probe() returns. */
 export interface CudaProbe {
@@ -55,6 +55,9 @@ function addon(): CudaAddon | string {
   }
   return loaded
 }
+
+/** The addon itself (the device runtime's bindings too: device.ts), or why it cannot be loaded. */
+export const loadCudaAddon = (): object | string => addon()
 
 /** The probe of device `ordinal` (the addon opens the libraries libs.ts found), or why there is none. */
 export function probeCuda(ordinal = 0, search: SearchEnv = realSearchEnv()): CudaProbe | string {

@@ -40,14 +40,11 @@ export function describeProbe(p: CudaProbe): string {
   return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}`
 }
 
-/**
- * The cuda line. The backend's kernels are the GPU half of issue 10 and not written yet, so even
- * a working GPU is reported unavailable, with the device found (auto never picks it).
- */
+/** The cuda line: available when the driver sees the device and NVRTC and cuBLASLt load (start.ts then self-checks it). */
 export function cudaStatus(ordinal = 0, search?: SearchEnv): CudaStatus {
   const p = probeCuda(ordinal, search)
   if (typeof p === 'string') return {available: false, detail: p}
   const why = missing(p)
   if (why) return {available: false, detail: why, probe: p}
-  return {available: false, detail: `the cuda backend's kernels are not implemented yet; found ${describeProbe(p)}`, probe: p}
+  return {available: true, detail: describeProbe(p), probe: p}
 }

@@ -36,18 +36,20 @@ describe('cuda status', () => {
     const s = cudaStatus(0, {env: {SPAN_CUDA_LIBS: dir}, home: '/nonexistent', fs: realFs})
     expect(s.probe).toMatchObject({name: 'Fake GPU', ccMajor: 9, ccMinor: 0, smCount: 132, driverVersion: 12080, nvrtcVersion: 12080, cublasLtVersion: 120804})
     expect(s.probe!.nvrtcBuiltins.path).toBe(join(dir, 'libnvrtc-builtins.so.12.8'))
+    expect(s.available).toBe(true)
     expect(s.detail).toBe(
-      `the cuda backend's kernels are not implemented yet; found Fake GPU, 80.0 GiB (60.0 free), compute capability 9.0, 132 SMs; ` +
+      `Fake GPU, 80.0 GiB (60.0 free), compute capability 9.0, 132 SMs; ` +
         `driver 12.8 (${dir}/libcuda.so.1), NVRTC 12.8 (${dir}/libnvrtc.so.12), cuBLASLt 12.8.4 (${dir}/libcublasLt.so.12)`,
     )
     expect(cudaStatus(3, {env: {SPAN_CUDA_LIBS: dir}, home: '/nonexistent', fs: realFs}).detail).toBe('device 3: CUDA_ERROR_INVALID_DEVICE (1 found)')
   })
 
+  // The fake driver answers the device query only: opening the backend's context fails, in one line.
   it.skipIf(noCc !== '')(`doctor prints the cuda line; auto does not pick cuda; --backend cuda fails in one line${noCc}`, () => {
     const env = {SPAN_CUDA_LIBS: (fake as {dir: string}).dir}
     const r = span(['doctor'], env)
     expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^cuda +missing +the cuda backend's kernels are not implemented yet; found Fake GPU, 80\.0 GiB/m)
+    expect(r.stdout).toMatch(/^cuda +missing +libcuda lacks cuGetErrorString$/m)
     expect(r.stdout).not.toMatch(/^auto picks: cuda$/m)
     const masked = ['tokenize', 'block', 'mask'].reduce(
       (input, cmd) => span(cmd === 'tokenize' ? [cmd] : [cmd, ...(cmd === 'block' ? ['--len', '16'] : ['--seed', '1'])], {}, input).stdout,
@@ -64,7 +66,7 @@ describe('cuda status', () => {
       .split('\n')
       .filter((l) => l.startsWith('span pretrain:'))
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/^span pretrain: --backend cuda is not available: the cuda backend's kernels are not implemented yet; found Fake GPU/)
+    expect(lines[0]).toBe('span pretrain: --backend cuda is not available: libcuda lacks cuGetErrorString')
     const failing = buildFakeCuda(true) as {dir: string}
     expect(span(['doctor', '--json'], {SPAN_CUDA_LIBS: failing.dir}).stdout.split('\n')[0]).toContain('"detail":"cuInit failed: CUDA_ERROR_NO_DEVICE"')
   })

@@ -1,0 +1,240 @@
+import * as tf from '@tensorflow/tfjs'
+import {type CudaDevice0, openDevice} from './device.js'
+import {type AllocatorStats} from './device.js'
+import {ltGemm} from './gemm-layout.js'
+import type {CudaArg, CudaDevice, CudaGemm, Dim3} from './kernel-table.js'
+
+/**
+ * The `cuda` tfjs KernelBackend: tensors live on the device (one caching-allocator block each,
+ * bool stored as int32 0/1), shared between tensors by refcount (Reshape, Identity and
+ * ExpandDims alias their input: kernels-shape.ts), read back asynchronously (`read` polls an
+ * event and never blocks the event loop) or synchronously (`readSync`, for dataSync). Kernels
+ * run on one stream in issue order; nothing here synchronises except reads.
+ */
+interface Stored {
+  ptr: number
+  bytes: number
+  dtype: tf.DataType
+  refCount: number
+}
+
+export interface CudaOptions {
+  device: number
+  precision: 'fp32' | 'tf32'
+}
+
+const BYTES = 4 // float32, int32 and bool (as int32) alike
+
+const hostArray = (dtype: tf.DataType, n: number): Float32Array | Int32Array => (dtype === 'float32' ? new Float32Array(n) : new Int32Array(n))
+
+/** tfjs' values → the device's 4-byte elements. */
+function deviceValues(values: tf.backend_util.BackendValues | number[], dtype: tf.DataType): Float32Array | Int32Array {
+  if (dtype === 'string' || dtype === 'complex64') throw new Error(`the cuda backend does not store ${dtype} tensors`)
+  if (dtype === 'float32') return values instanceof Float32Array ? values : Float32Array.from(values as ArrayLike<number>)
+  return values instanceof Int32Array ? values : Int32Array.from(values as ArrayLike<number>)
+}
+
+/** The device's elements → what tfjs expects of dtype (Uint8Array for bool). */
+const tfValues = (h: Float32Array | Int32Array, dtype: tf.DataType): tf.backend_util.TypedArray => (dtype === 'bool' ? Uint8Array.from(h) : h)
+
+export class CudaBackend extends tf.KernelBackend implements CudaDevice {
+  private store = new WeakMap<tf.DataId, Stored>()
+  private count = 0
+
+  constructor(
+    readonly dev: CudaDevice0,
+    opts: CudaOptions,
+  ) {
+    super()
+    this.ordinal = opts.device
+  }
+
+  readonly ordinal: number
+
+  /** fp32, or TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): setCudaOptions, read at each GEMM. */
+  get precision(): 'fp32' | 'tf32' {
+    return options.precision
+  }
+
+  private get(id: tf.DataId): Stored {
+    const s = this.store.get(id)
+    if (!s) throw new Error('cuda backend: a tensor that is not on the device (disposed?)')
+    return s
+  }
+
+  private alloc(dtype: tf.DataType, n: number): tf.DataId {
+    const bytes = n * BYTES
+    const id = {}
+    this.store.set(id, {ptr: this.dev.rt.alloc(bytes), bytes, dtype, refCount: 1})
+    this.count++
+    return id
+  }
+
+  override write(values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType): tf.DataId {
+    const h = deviceValues(values, dtype)
+    const id = this.alloc(dtype, h.length)
+    this.dev.rt.upload(this.get(id).ptr, h)
+    return id
+  }
+
+  override move(dataId: tf.DataId, values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType, refCount: number): void {
+    const h = deviceValues(values, dtype)
+    const ptr = this.dev.rt.alloc(h.length * BYTES)
+    this.dev.rt.upload(ptr, h)
+    this.store.set(dataId, {ptr, bytes: h.length * BYTES, dtype, refCount})
+    this.count++
+  }
+
+  override readSync(dataId: tf.DataId): tf.backend_util.BackendValues {
+    const s = this.get(dataId)
+    const h = hostArray(s.dtype, s.bytes / BYTES)
+    this.dev.rt.downloadSync(s.ptr, h)
+    return tfValues(h, s.dtype)
+  }
+
+  /** D2H into pinned memory behind an event, polled with setImmediate: the event loop keeps running. */
+  override async read(dataId: tf.DataId): Promise<tf.backend_util.BackendValues> {
+    const s = this.get(dataId)
+    const h = hostArray(s.dtype, s.bytes / BYTES)
+    const id = this.dev.rt.readStart(s.ptr, s.bytes)
+    while (!this.dev.rt.readPoll(id, h)) await new Promise((r) => setImmediate(r))
+    return tfValues(h, s.dtype)
+  }
+
+  override refCount(dataId: tf.DataId): number {
+    return this.store.get(dataId)?.refCount ?? 0
+  }
+
+  override incRef(dataId: tf.DataId): void {
+    this.get(dataId).refCount++
+  }
+
+  override disposeData(dataId: tf.DataId, force = false): boolean {
+    const s = this.store.get(dataId)
+    if (!s) return true
+    s.refCount--
+    if (!force && s.refCount > 0) return false
+    this.dev.rt.free(s.ptr)
+    this.store.delete(dataId)
+    this.count--
+    return true
+  }
+
+  override numDataIds(): number {
+    return this.count
+  }
+
+  override memory(): {unreliable: boolean; numBytesInGPU: number; reasons?: string[]} & AllocatorStats {
+    const a = this.dev.rt.stats()
+    return {unreliable: false, numBytesInGPU: a.liveBytes, ...a}
+  }
+
+  override timerAvailable(): boolean {
+    return true
+  }
+
+  /** Wall time of f including the device work it issued (the stream is synchronised). */
+  override async time(f: () => void): Promise<tf.TimingInfo> {
+    const t0 = performance.now()
+    f()
+    this.dev.rt.sync()
+    return {kernelMs: performance.now() - t0} as tf.TimingInfo
+  }
+
+  override floatPrecision(): 32 {
+    return 32
+  }
+
+  override epsilon(): number {
+    return 1e-7
+  }
+
+  override dispose(): void {
+    this.dev.rt.sync()
+  }
+
+  // ---- CudaDevice: what kernels use ----
+
+  ptr(t: tf.TensorInfo): number {
+    return this.get(t.dataId).ptr
+  }
+
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo {
+    return {
+      dataId: this.alloc(
+        dtype,
+        shape.reduce((a, b) => a * b, 1),
+      ),
+      shape,
+      dtype,
+    }
+  }
+
+  zeros(shape: number[], dtype: tf.DataType): tf.TensorInfo {
+    const t = this.makeOutput(shape, dtype)
+    this.dev.rt.memsetD32(this.ptr(t), 0, this.get(t.dataId).bytes / BYTES)
+    return t
+  }
+
+  fill(shape: number[], dtype: tf.DataType, value: number): tf.TensorInfo {
+    const t = this.makeOutput(shape, dtype)
+    const bits = dtype === 'float32' ? new Uint32Array(new Float32Array([value]).buffer)[0] : value >>> 0
+    this.dev.rt.memsetD32(this.ptr(t), bits, this.get(t.dataId).bytes / BYTES)
+    return t
+  }
+
+  free(t: tf.TensorInfo): void {
+    this.disposeData(t.dataId)
+  }
+
+  launch(file: string, fn: string, grid: Dim3, block: Dim3, args: CudaArg[], sharedBytes = 0, defines?: Record<string, string | number>): void {
+    const f = this.dev.fn(file, fn, defines)
+    this.dev.launch(f, grid, block, args, (a) => this.argValue(a), sharedBytes)
+  }
+
+  private argValue(a: CudaArg): number {
+    if ('ptr' in a) return typeof a.ptr === 'number' ? a.ptr : this.ptr(a.ptr)
+    return Object.values(a)[0] as number
+  }
+
+  gemm(g: CudaGemm): void {
+    const view = (rows: number, cols: number, ld: number | undefined, stride: number | undefined) => ({rows, cols, ld: ld ?? cols, batchStride: stride ?? 0})
+    const batch = g.batch ?? 1
+    const a = g.transA ? view(g.K, g.M, g.lda, g.strideA) : view(g.M, g.K, g.lda, g.strideA)
+    const b = g.transB ? view(g.N, g.K, g.ldb, g.strideB) : view(g.K, g.N, g.ldb, g.strideB)
+    const lt = ltGemm(a, b, view(g.M, g.N, g.ldc, g.strideC ?? g.M * g.N), g.transA, g.transB, batch)
+    const at = (p: tf.TensorInfo | number, off = 0) => (typeof p === 'number' ? p : this.ptr(p)) + off * BYTES
+    const op = (ptr: number, l: typeof lt.A) => [ptr, l.rows, l.cols, l.ld, l.stride]
+    // cuBLASLt's A is tfjs' b and its B is tfjs' a (gemm-layout.ts)
+    this.dev.rt.gemm([
+      ...[lt.transA, lt.transB, this.precision === 'tf32'].map(Number),
+      batch,
+      g.alpha ?? 1,
+      g.beta ?? 0,
+      ...op(at(g.b, g.offsetB), lt.A),
+      ...op(at(g.a, g.offsetA), lt.B),
+      ...op(at(g.c, g.offsetC), lt.C),
+    ])
+  }
+}
+
+/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (until --device and --precision reach every command). */
+function envOptions(): CudaOptions {
+  const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
+  return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
+}
+
+let options: CudaOptions = envOptions()
+
+/** `--device N` (before the backend starts: one context per process) and `--precision` (any time). */
+export function setCudaOptions(o: Partial<CudaOptions>): void {
+  options = {...options, ...o}
+}
+
+export const cudaOptions = (): CudaOptions => options
+
+/** The backend on the configured device, or why it cannot start (one line). */
+export function createCudaBackend(): CudaBackend | string {
+  const dev = openDevice(options.device)
+  return typeof dev === 'string' ? dev : new CudaBackend(dev, options)
+}

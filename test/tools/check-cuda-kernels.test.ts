@@ -1,0 +1,58 @@
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {HAS_CXX, NVCC, NVRTC} from '../helpers/cuda-toolchain.js'
+
+// tools/check-cuda-kernels.sh: every kernel source of native/cuda/kernels/ compiles to CUBIN for
+// sm_80 and sm_90 with a real NVRTC (Debian's 11.8, from tools/ci-cuda-deps.sh), opened by
+// dlopen through span's own loader code, and with CUDA 13's nvcc -cubin where it is. A compile
+// error fails the check (shown with a kernel that uses INFINITY, which NVRTC does not define).
+const root = join(import.meta.dirname, '..', '..')
+const script = join(root, 'tools', 'check-cuda-kernels.sh')
+const kernelDir = join(root, 'native', 'cuda', 'kernels')
+const kernels = readdirSync(kernelDir).filter((f) => f.endsWith('.cu'))
+const why = !HAS_CXX ? 'no C++ compiler' : !NVRTC ? 'Debian NVRTC 11.8 absent (tools/ci-cuda-deps.sh installs it)' : null
+const nvrtcArgs = NVRTC ? ['--nvrtc', NVRTC.nvrtc, '--builtins', NVRTC.builtins] : []
+const run = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync('sh', [script, ...nvrtcArgs, ...args], {encoding: 'utf8', env: {...process.env, ...env}})
+
+describe.skipIf(why !== null)(`tools/check-cuda-kernels.sh with a real NVRTC${why ? ` (skipped: ${why})` : ''}`, () => {
+  let all: ReturnType<typeof run>
+  beforeAll(() => {
+    all = run([])
+  })
+
+  it('native/cuda/kernels/ has kernels', () => {
+    expect(kernels.length).toBeGreaterThan(0)
+  })
+
+  it('every kernel compiles to CUBIN for sm_80 and sm_90 with NVRTC 11.8', () => {
+    expect(all.status, all.stderr).toBe(0)
+    expect(all.stdout).toMatch(/^NVRTC 11080 /m)
+    for (const k of kernels) for (const arch of ['sm_80', 'sm_90']) expect(all.stdout).toMatch(new RegExp(`^ok \\S*/${k} ${arch} \\d+ bytes$`, 'm'))
+  })
+
+  it.skipIf(!NVCC)('and with nvcc -cubin (CUDA 13)', () => {
+    for (const k of kernels) for (const arch of ['sm_80', 'sm_90']) expect(all.stdout).toMatch(new RegExp(`^ok nvcc \\S*/${k} ${arch} \\d+ bytes$`, 'm'))
+  })
+
+  it('a compile error fails the check with the compiler log (INFINITY is not defined under NVRTC)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'span-kernel-'))
+    const bad = join(dir, 'bad.cu')
+    writeFileSync(bad, 'extern "C" __global__ void k(float* y) { y[threadIdx.x] = INFINITY; }\n')
+    const r = run(['--arch', 'sm_80', bad], {NVCC: '/nonexistent'})
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain('NVRTC_ERROR_COMPILATION')
+    expect(r.stderr).toMatch(/identifier "INFINITY" is undefined/)
+  })
+})
+
+describe.skipIf(!HAS_CXX)('tools/check-cuda-kernels.sh without NVRTC', () => {
+  it('one line saying why, exit 2', () => {
+    const r = spawnSync('sh', [script, '--nvrtc', '/nonexistent/libnvrtc.so.13', '--builtins', '/nonexistent/libnvrtc-builtins.so.13'], {encoding: 'utf8'})
+    expect(r.status).toBe(2)
+    expect(r.stderr.trim()).toMatch(/^nvrtc-compile: \/nonexistent\/libnvrtc-builtins\.so\.13: cannot open shared object file/)
+  })
+})

@@ -1,0 +1,67 @@
+#!/bin/sh
+# Compiles every kernel source of native/cuda/kernels/ (each on its own, with only the headers of
+# its folder) to CUBIN for each architecture with a real NVRTC, opened by dlopen the way span's
+# cuda addon opens it (tools/nvrtc-compile.cc, built here with native/cuda/src/loader.cc), and
+# with nvcc -cubin where nvcc is. No GPU needed. A compile error fails the check.
+#   tools/check-cuda-kernels.sh [--arch sm_80,sm_90] [--nvrtc LIB --builtins LIB] [FILE.cu ...]
+# Without --nvrtc: the newest libnvrtc.so.N in the system loader's cache (Debian's 11.8 from
+# tools/ci-cuda-deps.sh here; CUDA 13's on a GPU machine) and the libnvrtc-builtins beside it.
+# Exit 0 when all compile, 1 on a compile error, 2 when no NVRTC or no C++ compiler is found.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+archs=sm_80,sm_90
+nvrtc=""
+builtins=""
+nvcc=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) archs=$2; shift 2 ;;
+    --nvrtc) nvrtc=$2; shift 2 ;;
+    --builtins) builtins=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+kernels=$here/native/cuda/kernels
+[ $# -gt 0 ] || set -- "$kernels"/*.cu
+if [ -z "$nvrtc" ]; then
+  nvrtc=$(/sbin/ldconfig -p | sed -n 's/^[[:space:]]*libnvrtc\.so\.[0-9.]* (.*x86-64.*) => //p' | sort -V -r | head -1)
+fi
+if [ -n "$nvrtc" ] && [ -z "$builtins" ]; then
+  # libnvrtc.so.11.2 ships with libnvrtc-builtins.so.11.8, libnvrtc.so.13 with .so.13.x: the newest beside it
+  builtins=$(ls "$(dirname "$nvrtc")"/libnvrtc-builtins.so.* 2> /dev/null | sort -V -r | head -1)
+fi
+if [ -z "$nvrtc" ] || [ -z "$builtins" ]; then
+  echo "check-cuda-kernels: no NVRTC found (tools/ci-cuda-deps.sh installs Debian's 11.8); pass --nvrtc and --builtins" >&2
+  exit 2
+fi
+cxx=${CXX:-g++}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! "$cxx" -std=c++17 -O1 -o "$tmp/nvrtc-compile" "$here/tools/nvrtc-compile.cc" "$here/native/cuda/src/loader.cc" -ldl 2> "$tmp/cxx.log"; then
+  echo "check-cuda-kernels: cannot build tools/nvrtc-compile.cc:" >&2
+  cat "$tmp/cxx.log" >&2
+  exit 2
+fi
+bad=0
+for arch in $(echo "$archs" | tr , ' '); do
+  rc=0
+  "$tmp/nvrtc-compile" "$builtins" "$nvrtc" "$arch" "$kernels" "$@" || rc=$?
+  [ "$rc" != 2 ] || exit 2 # NVRTC did not open
+  [ "$rc" = 0 ] || bad=1
+done
+if [ -x "$nvcc" ]; then
+  for arch in $(echo "$archs" | tr , ' '); do
+    for f in "$@"; do
+      if "$nvcc" -cubin -arch="$arch" -I"$kernels" -o "$tmp/k.cubin" "$f" 2> "$tmp/nvcc.log"; then
+        echo "ok nvcc $f $arch $(wc -c < "$tmp/k.cubin") bytes"
+      else
+        echo "$f: nvcc -cubin -arch=$arch failed:" >&2
+        cat "$tmp/nvcc.log" >&2
+        bad=1
+      fi
+    done
+  done
+else
+  echo "nvcc not found ($nvcc): nvcc -cubin not checked"
+fi
+exit $bad

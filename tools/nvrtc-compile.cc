@@ -1,0 +1,91 @@
+// Compiles CUDA C sources to CUBIN with a real NVRTC, opened the way span's cuda addon opens it
+// (native/cuda/src/loader.cc: openFirst, libnvrtc-builtins before libnvrtc, RTLD_GLOBAL, the
+// prototypes of abi.h). Used by tools/check-cuda-kernels.sh; needs no GPU.
+//   nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIR FILE...
+// For each FILE: "ok FILE ARCH N bytes" (a CUBIN, ELF), or the compile log and exit 1.
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../native/cuda/src/abi.h"
+#include "../native/cuda/src/loader.h"
+
+namespace {
+
+struct Nvrtc {
+  span_nvrtcCreateProgram_t create;
+  span_nvrtcDestroyProgram_t destroy;
+  span_nvrtcCompileProgram_t compile;
+  span_nvrtcGetProgramLogSize_t logSize;
+  span_nvrtcGetProgramLog_t log;
+  span_nvrtcGetCUBINSize_t cubinSize;
+  span_nvrtcGetCUBIN_t cubin;
+  span_nvrtcGetErrorString_t error;
+};
+
+template <class F>
+bool sym(void* lib, const char* name, F& out) {
+  out = reinterpret_cast<F>(dlsym(lib, name));
+  if (!out) std::fprintf(stderr, "nvrtc-compile: %s lacks %s\n", "libnvrtc", name);
+  return out != nullptr;
+}
+
+std::string logOf(const Nvrtc& n, SPAN_nvrtcProgram p) {
+  size_t size = 0;
+  if (n.logSize(p, &size) != SPAN_NVRTC_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  n.log(p, &s[0]);
+  return s;
+}
+
+/** 0 when `file` compiled to a CUBIN for `arch`, else 1 (the log on stderr). */
+int compileOne(const Nvrtc& n, const std::string& file, const std::string& arch, const std::string& inc) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return std::fprintf(stderr, "nvrtc-compile: cannot read %s\n", file.c_str()), 1;
+  SPAN_nvrtcProgram p = nullptr;
+  SPAN_nvrtcResult r = n.create(&p, text.str().c_str(), file.c_str(), 0, nullptr, nullptr);
+  if (r != SPAN_NVRTC_SUCCESS) return std::fprintf(stderr, "nvrtc-compile: %s: create: %s\n", file.c_str(), n.error(r)), 1;
+  const std::string archOpt = "--gpu-architecture=" + arch, incOpt = "--include-path=" + inc;
+  const char* opts[] = {archOpt.c_str(), incOpt.c_str(), "--std=c++17"};
+  r = n.compile(p, 3, opts);
+  std::string log = logOf(n, p);
+  size_t size = 0;
+  std::vector<char> bin;
+  if (r == SPAN_NVRTC_SUCCESS && n.cubinSize(p, &size) == SPAN_NVRTC_SUCCESS && size > 4) {
+    bin.resize(size);
+    n.cubin(p, bin.data());
+  }
+  n.destroy(&p);
+  if (r != SPAN_NVRTC_SUCCESS) return std::fprintf(stderr, "%s: %s (%s):\n%s\n", file.c_str(), n.error(r), arch.c_str(), log.c_str()), 1;
+  if (bin.size() < 4 || std::memcmp(bin.data(), "\x7f" "ELF", 4) != 0)
+    return std::fprintf(stderr, "nvrtc-compile: %s (%s): no CUBIN\n", file.c_str(), arch.c_str()), 1;
+  std::printf("ok %s %s %zu bytes%s\n", file.c_str(), arch.c_str(), bin.size(), log.size() > 1 ? " (warnings)" : "");
+  if (log.size() > 1) std::fprintf(stderr, "%s\n", log.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) return std::fprintf(stderr, "usage: nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIR FILE...\n"), 2;
+  span_cuda::Opened builtins = span_cuda::openFirst({argv[1]});
+  span_cuda::Opened lib = span_cuda::openFirst({argv[2]});
+  if (!builtins.handle || !lib.handle)
+    return std::fprintf(stderr, "nvrtc-compile: %s\n", (builtins.handle ? lib : builtins).error.c_str()), 2;
+  std::printf("NVRTC %d (%s)\n", span_cuda::nvrtcVersion(lib.handle), lib.path.c_str());
+  Nvrtc n{};
+  void* h = lib.handle;
+  if (!sym(h, "nvrtcCreateProgram", n.create) || !sym(h, "nvrtcDestroyProgram", n.destroy) || !sym(h, "nvrtcCompileProgram", n.compile) ||
+      !sym(h, "nvrtcGetProgramLogSize", n.logSize) || !sym(h, "nvrtcGetProgramLog", n.log) || !sym(h, "nvrtcGetCUBINSize", n.cubinSize) ||
+      !sym(h, "nvrtcGetCUBIN", n.cubin) || !sym(h, "nvrtcGetErrorString", n.error))
+    return 2;
+  int bad = 0;
+  for (int i = 5; i < argc; i++) bad += compileOne(n, argv[i], argv[3], argv[4]);
+  return bad ? 1 : 0;
+}
