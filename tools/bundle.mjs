@@ -92,10 +92,10 @@ function copyModules() {
   }
 }
 
-/** Both addons, built in the stage from native/'s sources, portably; only the .node files kept. */
+/** Both addons, built in the stage from native/'s sources, portably; only the .node files kept (and the cuda kernel sources NVRTC compiles at run time). */
 function buildAddons() {
   const dir = join(stage, 'native')
-  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src'])
+  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src', 'cuda/kernels'])
     cpSync(join(root, 'native', f), join(dir, f), {recursive: true})
   const r = spawnSync(process.execPath, [join(dir, 'build.mjs')], {env: {...process.env, SPAN_PORTABLE: '1', SPAN_BLAS: 'none'}, encoding: 'utf8'})
   process.stdout.write(r.stdout)

@@ -5,6 +5,8 @@
 //   D = epilogue(alpha · op(A) · op(B) + beta · C), column-major, per batch.
 // "Device" pointers are host pointers: the libcuda stand-in's device memory is host memory.
 // GEMM through CBLAS (OpenBLAS) when built with it, else a naive loop; fp32 accumulation.
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -251,8 +253,13 @@ SPAN_cublasStatus_t cublasLtMatmul(SPAN_cublasLtHandle_t handle, SPAN_cublasLtMa
                                    SPAN_cublasLtMatrixLayout_t Adesc, const void* B, SPAN_cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C,
                                    SPAN_cublasLtMatrixLayout_t Cdesc, void* D, SPAN_cublasLtMatrixLayout_t Ddesc, const SPAN_cublasLtMatmulAlgo_t* algo,
                                    void* workspace, size_t workspaceSize, SPAN_cudaStream_t stream) {
-  (void)algo, (void)workspace, (void)workspaceSize, (void)stream;  // in order on the host: the stream is already synchronous
+  (void)algo, (void)workspace, (void)workspaceSize;
   if (!handle) return SPAN_CUBLAS_STATUS_NOT_INITIALIZED;
+  // The product runs now, on the host: first the work queued before it on the stream (the libcuda
+  // stand-in under SPAN_STANDIN_DEFER=1 holds it until a synchronisation), so that it reads what
+  // the stream order says it reads. Without a libcuda in the process (lt-run alone), nothing waits.
+  static const auto sync = reinterpret_cast<span_cuStreamSynchronize_t>(dlsym(RTLD_DEFAULT, "cuStreamSynchronize"));
+  if (sync && stream) sync(reinterpret_cast<SPAN_CUstream>(stream));
   Problem p;
   int s = describe(desc ? &desc->d : nullptr, Adesc ? &Adesc->l : nullptr, Bdesc ? &Bdesc->l : nullptr, Cdesc ? &Cdesc->l : nullptr,
                    Ddesc ? &Ddesc->l : nullptr, p);

@@ -67,7 +67,8 @@ export class CudaDevice0 {
     const source = readFileSync(join(KERNEL_DIR, `${file}.cu`), 'utf8')
     const modKey = `${createHash('sha256').update(source).digest('hex')}\0${defs.join(' ')}\0${this.arch}`
     let m = this.modules.get(modKey)
-    if (m === undefined) this.modules.set(modKey, (m = this.rt.loadModule(source, `${file}.cu`, ['--std=c++17', ...defs])))
+    // -I: a kernel may include headers of its folder (#include "x.cuh")
+    if (m === undefined) this.modules.set(modKey, (m = this.rt.loadModule(source, `${file}.cu`, ['--std=c++17', `-I${KERNEL_DIR}`, ...defs])))
     this.functions.set(key, (f = this.rt.getFunction(m, fn)))
     return f
   }

@@ -59,6 +59,7 @@ describe.skipIf(skip)('a tiny pretrain step on cuda (stand-in) equals native', (
     console.log(
       `tiny step (B 2, T 16, vocab ${VOCAB}): native ${want.ms.toFixed(0)} ms, cuda stand-in ${got.ms.toFixed(0)} ms; cpu fallbacks ${JSON.stringify(fallbackCounts())}`,
     )
+    expect(fallbackCounts(), 'kernels through the cpu fallback').toEqual({})
     expect(Math.abs(got.loss - want.loss) / Math.abs(want.loss)).toBeLessThan(1e-4)
     expect([...got.grads.keys()].sort()).toEqual([...want.grads.keys()].sort())
     for (const [name, w] of want.grads) {
@@ -84,6 +85,7 @@ describe.skipIf(skip)('a tiny pretrain step on cuda (stand-in) equals native', (
     }
     console.log(`tensors and live bytes after each step ${JSON.stringify(seen)}; cpu fallbacks ${JSON.stringify(fallbackCounts())}`)
     expect(seen[2]).toEqual(seen[1])
+    expect(fallbackCounts(), 'kernels through the cpu fallback').toEqual({})
     disposeBatch(b)
     opt.dispose()
     model.dispose()
