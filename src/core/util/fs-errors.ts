@@ -1,4 +1,5 @@
 import {SpanError} from '../stream/errors.js'
+import {quote} from './errors.js'
 
 /**
  * Node's filesystem and allocation errors as the one-line `PATH: reason (CODE)` of a user
@@ -43,7 +44,7 @@ export function describeFsError(err: ErrnoError, what?: string): string {
   const code = err.code ?? ''
   const reason = REASONS[code] ? `${REASONS[code]} (${code})` : err.message.split('\n')[0]
   const path = what ?? (err.path ? untemp(err.dest && code === 'EISDIR' ? err.dest : err.path) : null)
-  return path ? `${path}: ${reason}` : reason
+  return path ? `${quote(path)}: ${reason}` : reason
 }
 
 /** A SpanError (exit 1) for an errno error; anything else is returned as it is. */
