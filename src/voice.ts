@@ -15,6 +15,7 @@ export interface FlagSpec {
   summary?: string
   helpValue?: string | string[]
   options?: readonly string[]
+  default?: unknown
 }
 
 export type FlagTable = Record<string, FlagSpec>
@@ -26,6 +27,7 @@ export function valueName(name: string, f: FlagSpec | undefined): string {
   if (!f || f.type === 'boolean') return ''
   if (typeof f.helpValue === 'string') return f.helpValue
   if (f.options && f.options.length <= 4) return f.options.join('|')
+  if (typeof f.default === 'number') return 'N'
   const d = `${name} ${f.description ?? f.summary ?? ''}`
   if (/^(out|to|resume|init|model|tmp-dir)$/.test(name) || (DIR.test(d) && !/\bfile\b/i.test(d))) return 'DIR'
   if (/\b(file|json|ndjson|tsv|csv|conll|dataset|data|predictions?|labels|vocab(ulary)?|dictionary|svg)\b/i.test(d)) return 'FILE'
