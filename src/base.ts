@@ -168,6 +168,11 @@ export abstract class SpanCommand extends Command {
     argv?: string[],
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
     const parsed = await super.parse(options, argv)
+    const file = (parsed.args as Record<string, unknown>).file
+    const input = parsed.raw.some((t) => t.type === 'flag' && t.flag === 'input')
+    if (typeof file === 'string' && input) {
+      throw new UsageError(`give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`)
+    }
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
     return parsed

@@ -6,7 +6,7 @@ import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
 import {setDropout} from './core/train/setup.js'
-import {SpanError} from './core/stream/errors.js'
+import {SpanError, UsageError} from './core/stream/errors.js'
 import {LineWriter} from './core/stream/writer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
 import type {TaskAdapter} from './core/train/adapter.js'
@@ -99,7 +99,7 @@ export async function modelSource(f: Given, log?: (l: string) => void): Promise<
     if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.resume)}: no checkpoint to resume from`)
     return {dir, resume: dir}
   }
-  if (!f.init && !f.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
+  if (!f.init && !f.preset) throw new UsageError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
   if (!f.init) return {dir: null, resume: null}
   const dir = modelDir(String(f.init), log)
   if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.init)}: not a checkpoint directory (no config.json)`)
