@@ -61,7 +61,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     'batch-size': Flags.integer({description: 'examples per micro-batch', min: 1}),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
     'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
-    'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 0}),
+    'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 1}),
     seed: Flags.integer({description: 'seed of initialisation, order, masks and dropout', min: 0}),
     'log-every': Flags.integer({description: 'steps per metrics record', min: 1}),
     'eval-every': Flags.integer({description: 'steps between evaluations', min: 1}),
