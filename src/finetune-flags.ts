@@ -6,7 +6,7 @@ import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
 import {setDropout} from './core/train/setup.js'
-import {SpanError, UsageError} from './core/stream/errors.js'
+import {SpanError, UsageError, errorIn} from './core/util/errors.js'
 import {LineWriter} from './core/stream/writer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
 import type {TaskAdapter} from './core/train/adapter.js'
@@ -122,6 +122,8 @@ export async function runLoop<U, B>(
   log: (l: string) => void,
   fixed: readonly string[] = [],
 ): Promise<void> {
+  // An empty training set (a TACRED "[]", a SWAG header without rows) is the file's error, for every task, before --out is touched
+  if (a.units.length === 0) throw errorIn(c.train, 'no training examples (an empty list, or a header without rows): nothing to fine-tune on')
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
