@@ -4,6 +4,7 @@ import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
 import {SpanError, UsageError} from '../stream/errors.js'
+import {parseJsonText} from '../util/json.js'
 
 /** The resolved config saved beside every pre-training checkpoint. */
 export const TRAIN_CONFIG_FILE = 'train_config.json'
@@ -76,12 +77,7 @@ export function readConfigFile(path: string): TrainConfigValues {
   } catch {
     throw new SpanError(`${path}: config file not found`)
   }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    throw new SpanError(`${path}: invalid JSON: ${(err as Error).message}`)
-  }
+  const json = parseJsonText(text, path)
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object of flag names`)
   return json as TrainConfigValues
 }
