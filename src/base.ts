@@ -171,7 +171,9 @@ export abstract class SpanCommand extends Command {
     const file = (parsed.args as Record<string, unknown>).file
     const input = parsed.raw.some((t) => t.type === 'flag' && t.flag === 'input')
     if (typeof file === 'string' && input) {
-      throw new UsageError(`give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`)
+      throw new UsageError(
+        `give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`,
+      )
     }
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import type {SpanFtConfig} from './core/model/span-ft.js'
-import {SpanError, UsageError} from './core/stream/errors.js'
+import {UsageError} from './core/stream/errors.js'
 import {openSource} from './core/stream/lines.js'
 import {type SpanDefaults, spanFtConfig} from './core/tasks/glue/span-ft.js'
 import {SPAN_FT_KEYS, type SpanFtRunConfig} from './core/tasks/glue/train.js'

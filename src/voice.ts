@@ -77,10 +77,34 @@ const flagList = (s: string): string[] => s.split(/,\s*/).map((x) => x.trim().re
 const REASONS: [RegExp, (m: RegExpMatchArray, flags: FlagTable) => string][] = [
   [/^Missing required flag (\S+)$/, (m, f) => `missing ${describeFlag(m[1], f)}`],
   [/^--(\S+?)(?:=.*)? cannot also be provided when using --(\S+)$/, (m, f) => exclusive(m[2], m[1], f)],
-  [/^Exactly one of the following must be provided: (.*)$/, (m, f) => `give exactly one of ${flagList(m[1]).map((n) => describeFlag(n, f)).join('; ')}`],
-  [/^At least one of the following must be provided: (.*)$/, (m, f) => `give at least one of ${flagList(m[1]).map((n) => describeFlag(n, f)).join('; ')}`],
-  [/^(?:All|One) of the following must be provided when using --(\S+): (.*)$/, (m, f) => `--${m[1]} needs ${flagList(m[2]).map((n) => describeFlag(n, f)).join('; ')}`],
-  [/^Only the following can be provided when using --(\S+): (.*)$/, (m) => `--${m[1]} can be given only with ${flagList(m[2]).map((n) => `--${n}`).join(', ')}`],
+  [
+    /^Exactly one of the following must be provided: (.*)$/,
+    (m, f) =>
+      `give exactly one of ${flagList(m[1])
+        .map((n) => describeFlag(n, f))
+        .join('; ')}`,
+  ],
+  [
+    /^At least one of the following must be provided: (.*)$/,
+    (m, f) =>
+      `give at least one of ${flagList(m[1])
+        .map((n) => describeFlag(n, f))
+        .join('; ')}`,
+  ],
+  [
+    /^(?:All|One) of the following must be provided when using --(\S+): (.*)$/,
+    (m, f) =>
+      `--${m[1]} needs ${flagList(m[2])
+        .map((n) => describeFlag(n, f))
+        .join('; ')}`,
+  ],
+  [
+    /^Only the following can be provided when using --(\S+): (.*)$/,
+    (m) =>
+      `--${m[1]} can be given only with ${flagList(m[2])
+        .map((n) => `--${n}`)
+        .join(', ')}`,
+  ],
 ]
 
 /** Two flags that exclude each other, named in a fixed order (oclif reports each pair both ways). */
@@ -98,13 +122,19 @@ function valueProblem(msg: string): string {
     .replace(/^Expected an integer but received: (.*)$/s, 'expected an integer, got $1')
 }
 
+// eslint-disable-next-line no-control-regex -- the escape sequences are what this removes
+const ANSI = /\u001b\[[0-9;]*m/g
+
 /** The line for one of oclif's parse errors, or null when `message` is not one of the parser's. */
 export function parseErrorLine(message: string, flags: FlagTable, args: {name: string; description?: string}[]): string | null {
   const msg = message.replace(/\s*See more help with --help\s*$/, '')
   let m: RegExpMatchArray | null
   if ((m = msg.match(/^The following errors? occurred:\s*\n([\s\S]*)$/))) {
-    // eslint-disable-next-line no-control-regex -- oclif dims the reasons with ANSI colours
-    const reasons = m[1].replace(/\u001b\[[0-9;]*m/g, '').split('\n').map((r) => r.trim()).filter(Boolean)
+    const reasons = m[1]
+      .replace(ANSI, '') // oclif dims the reasons with ANSI colours
+      .split('\n')
+      .map((r) => r.trim())
+      .filter(Boolean)
     const said = reasons.map((r) => {
       for (const [re, say] of REASONS) {
         const hit = r.match(re)
@@ -120,7 +150,8 @@ export function parseErrorLine(message: string, flags: FlagTable, args: {name: s
   if ((m = msg.match(/^Flag --(\S+) can only be specified once$/))) return `--${m[1]} given more than once: give it once (${describeFlag(m[1], flags)})`
   if ((m = msg.match(/^Flag --(\S+) expects a value$/))) return `--${m[1]} needs a value (${describeFlag(m[1], flags)})`
   if ((m = msg.match(/^Flag --(\S+) expects one of these values: (.*)$/))) return `--${m[1]} needs one of ${m[2]} (${describeFlag(m[1], flags)})`
-  if ((m = msg.match(/^Expected --(\S+?)=([\s\S]*) to be one of: (.*)$/))) return `--${m[1]} ${JSON.stringify(m[2])}: expected one of ${m[3]} (${describeFlag(m[1], flags)})`
+  if ((m = msg.match(/^Expected --(\S+?)=([\s\S]*) to be one of: (.*)$/)))
+    return `--${m[1]} ${JSON.stringify(m[2])}: expected one of ${m[3]} (${describeFlag(m[1], flags)})`
   if ((m = msg.match(/^Unexpected arguments?: (.*)$/))) return unexpectedArgs(m[1], args)
   if ((m = msg.match(/^Missing \d+ required args?/))) return `missing ${args.map((a) => `${a.name.toUpperCase()} (${a.description ?? ''})`).join(', ')}`
   return null

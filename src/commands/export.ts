@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../base.js'
 import {type ExportFormat, exportCheckpoint} from '../core/model/export.js'
-import {SpanError, UsageError} from '../core/stream/errors.js'
+import {UsageError} from '../core/stream/errors.js'
 
 export default class Export extends SpanCommand {
   static override summary = 'Write a checkpoint in the other weights format: pytorch_model.bin or model.safetensors'

@@ -51,7 +51,11 @@ async function usageLine(id: string, argv: string[]): Promise<string> {
 }
 
 describe('every command, every required flag (from the manifest)', () => {
-  const cases = commands.flatMap(([id, c]) => Object.values(c.flags).filter((f) => f.required).map((f) => [id, f.name] as const))
+  const cases = commands.flatMap(([id, c]) =>
+    Object.values(c.flags)
+      .filter((f) => f.required)
+      .map((f) => [id, f.name] as const),
+  )
   it('has required flags to walk', () => expect(cases.length).toBeGreaterThan(30))
   it.each(cases)('%s without --%s names the flag and what it is for, exit 2', async (id, name) => {
     const line = await usageLine(id, required(manifest.commands[id], name))
@@ -86,7 +90,11 @@ describe('every command: unknown, repeated and valueless flags, extra arguments'
     expect(await usageLine(id, [...req, '--no-such-flag'])).toContain('unknown flag "--no-such-flag"')
     const option = Object.values(c.flags).find((f) => f.type === 'option' && !f.multiple && !f.options)
     if (option) {
-      const twice = await usageLine(id, [...req.filter((_, i) => req[i - 1] !== `--${option.name}` && req[i] !== `--${option.name}`), ...valueOf(option), ...valueOf(option)])
+      const twice = await usageLine(id, [
+        ...req.filter((_, i) => req[i - 1] !== `--${option.name}` && req[i] !== `--${option.name}`),
+        ...valueOf(option),
+        ...valueOf(option),
+      ])
       expect(twice).toContain(`--${option.name} given more than once: give it once (--${option.name}`)
       const without = await usageLine(id, [...req.filter((_, i) => req[i - 1] !== `--${option.name}` && req[i] !== `--${option.name}`), `--${option.name}`])
       expect(without).toContain(`--${option.name} needs a value (--${option.name}`)
@@ -114,7 +122,9 @@ describe('bin/run.js: what escapes a command is said in span’s voice', () => {
     const r = runSpan(['doctor', 'extra'])
     expect(r.stderr).toBe('span doctor: unexpected argument "extra": it takes no arguments (see span doctor --help)\n')
     expect(r.code).toBe(2)
-    expect(runSpan(['eval', 'squad', 'x', 'y']).stderr).toBe('span eval squad: unexpected argument "x", "y": it takes no arguments (see span eval squad --help)\n')
+    expect(runSpan(['eval', 'squad', 'x', 'y']).stderr).toBe(
+      'span eval squad: unexpected argument "x", "y": it takes no arguments (see span eval squad --help)\n',
+    )
   })
 
   it('the issue’s own example: a missing flag, exit 2', () => {

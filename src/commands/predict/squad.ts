@@ -41,6 +41,7 @@ only when all are done.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictSquad)
+    if (flags['null-threshold'] !== undefined) threshold(flags['null-threshold'], undefined, {}) // a usage error before the model is read
     const {dir, saved} = await predictModel(flags.model)
     const data = readSquadFile(flags.data)
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'

@@ -1,6 +1,6 @@
 import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, join} from 'node:path'
-import {SpanError, UsageError} from '../stream/errors.js'
+import {UsageError} from '../stream/errors.js'
 import type {Header} from '../stream/header.js'
 import {loadVocab, type Vocab} from '../text/vocab.js'
 import type {SpanParams} from './inspect.js'

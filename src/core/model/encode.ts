@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {SpanError, UsageError} from '../stream/errors.js'
+import {UsageError} from '../stream/errors.js'
 import {BertEmbeddings, BertLayer} from './bert.js'
 import type {BertConfig} from './config.js'
 import {EVAL} from './layers.js'

@@ -1,4 +1,4 @@
-import {SpanError, UsageError, errorAt} from '../stream/errors.js'
+import {UsageError, errorAt} from '../stream/errors.js'
 import type {LineBatch} from '../stream/bytelines.js'
 import type {Rec} from '../stream/ndjson.js'
 import type {LineWriter} from '../stream/writer.js'

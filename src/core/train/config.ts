@@ -136,16 +136,20 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   } catch (err) {
     throw bad('objectives', `a list of mlm, sbo, nsp that includes mlm (${(err as Error).message})`)
   }
-  const p = PRESETS[c.preset as keyof typeof PRESETS]
-  const [hidden, heads] = [c.hidden ?? p.hidden_size, c.heads ?? p.num_attention_heads]
-  if (hidden % heads !== 0) {
-    const why = `hidden size ${hidden} is not a multiple of ${heads} attention heads (each head takes hidden/heads dimensions)`
-    const from = [origin.hidden, origin.heads].find((o) => o !== undefined && o !== 'flags')
-    throw from ? new SpanError(`${from}: ${why}`) : new UsageError(`--hidden, --heads: ${why}`)
-  }
+  checkHeads(c, origin)
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
+}
+
+/** The model's hidden size must split evenly over its heads; checked before any data is read. */
+function checkHeads(c: TrainConfig, origin: Record<string, string>): void {
+  const p = PRESETS[c.preset as keyof typeof PRESETS]
+  const [hidden, heads] = [c.hidden ?? p.hidden_size, c.heads ?? p.num_attention_heads]
+  if (hidden % heads === 0) return
+  const why = `hidden size ${hidden} is not a multiple of ${heads} attention heads (each head takes hidden/heads dimensions)`
+  const from = [origin.hidden, origin.heads].find((o) => o !== undefined && o !== 'flags')
+  throw from ? new SpanError(`${from}: ${why}`) : new UsageError(`--hidden, --heads: ${why}`)
 }
 
 /** Flags of span pretrain that are not settings of the run. */

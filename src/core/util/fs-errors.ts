@@ -6,7 +6,7 @@ import {quote} from './errors.js'
  * error (docs/cli.md "Errors and exit codes"). A temporary name (`x.tmp-PID`, `.x.tmp-PID`)
  * is shown as the output it stands for: the user never typed the temporary one.
  */
-const REASONS: Record<string, string> = {
+export const REASONS: Record<string, string> = {
   ENOENT: 'no such file or directory',
   EISDIR: 'is a directory',
   ENOTDIR: 'not a directory (a path component is a file)',

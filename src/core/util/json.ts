@@ -53,7 +53,10 @@ export function jsonErrorAt(text: string): {offset: number; message: string} {
 }
 
 class ScanError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(message)
   }
 }

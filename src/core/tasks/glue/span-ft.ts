@@ -10,7 +10,7 @@
  * span exceeds any n-gram of ≤ 5 words. `--span-ft-defaults paper` gives r 16, l 64 (l 128 for
  * the sentence-pair tasks with long inputs: MNLI, QNLI, RTE); --max-spans/--max-span-tokens win over both.
  */
-import {SpanError, UsageError} from '../../stream/errors.js'
+import {UsageError} from '../../stream/errors.js'
 import {Rng} from '../../util/rng.js'
 import {shuffleSpans} from '../../model/span-index.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'

@@ -7,7 +7,7 @@
  * train has 12 columns, dev 16; test files have no label column) share one description.
  */
 import type {MetricKind} from '../../metrics/glue-score.js'
-import {SpanError, UsageError} from '../../stream/errors.js'
+import {UsageError} from '../../stream/errors.js'
 
 export type GlueTaskName = 'CoLA' | 'SST-2' | 'MRPC' | 'STS-B' | 'QQP' | 'MNLI' | 'QNLI' | 'RTE' | 'WNLI'
 

@@ -63,7 +63,9 @@ describe('span export and encode with a deeply nested pytorch_model.bin (bin/run
     ['encode', ['encode', '--model', model]],
   ])('%s: one line naming the file, exit 1', (name, args) => {
     const r = runSpan(args, {input: '', timeout: 120_000})
-    expect(r.stderr).toMatch(new RegExp(`^span ${name}: ${bin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: pickle at byte \\d+: containers nested more than 100 deep [^\\n]*\\n$`))
+    expect(r.stderr).toMatch(
+      new RegExp(`^span ${name}: ${bin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: pickle at byte \\d+: containers nested more than 100 deep [^\\n]*\\n$`),
+    )
     expect(r.code).toBe(1)
   })
 })
