@@ -1,7 +1,6 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
-import {loadVocab} from '../text/vocab.js'
 import {quote} from '../util/errors.js'
 
 /** BERT's cased WordPiece vocabulary has 28996 entries; SpanBERT's releases use it and ship no vocab.txt (SpanBERT README). */
@@ -25,6 +24,5 @@ export function resolveVocab(dir: string, vocabFlag: string | undefined, vocabSi
   const lines = readFileSync(path, 'utf-8').split('\n')
   const n = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length
   if (n > vocabSize) throw new SpanError(`${path}: ${n} tokens, more than the model's vocab_size ${vocabSize} (not this model's vocabulary)`)
-  loadVocab(path) // a BERT vocabulary: [PAD], [UNK], [CLS], [SEP] and [MASK] present (export wrote one without [CLS])
   return path
 }
