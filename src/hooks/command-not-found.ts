@@ -16,9 +16,12 @@ const hook: Hook<'command_not_found'> = async function (opts) {
     const rest = [...words.slice(extra), ...(opts.argv ?? [])].map((a) => JSON.stringify(a)).join(', ')
     throw Object.assign(new UsageError(`unexpected argument ${rest}: it takes no arguments (see span ${cmd} --help)`), {command: cmd})
   }
-  const topic = words.length > 1 ? words.slice(0, -1).join(':') : ''
-  const known = topic ? ids.filter((i) => i.startsWith(`${topic}:`)).map((i) => i.slice(topic.length + 1)) : [...new Set(ids.map((i) => i.split(':')[0]))]
-  const word = words.at(-1) ?? ''
+  if (opts.id.startsWith('-'))
+    throw new UsageError(`unknown flag ${JSON.stringify(opts.id)} before a command (span --help lists the commands; span CMD --help their flags)`)
+  const inTopic = (t: string) => ids.filter((i) => i.startsWith(`${t}:`)).map((i) => i.slice(t.length + 1))
+  const topic = words.length > 1 && inTopic(words.slice(0, -1).join(':')).length > 0 ? words.slice(0, -1).join(':') : ''
+  const known = topic ? inTopic(topic) : [...new Set(ids.map((i) => i.split(':')[0]))]
+  const word = topic ? (words.at(-1) ?? '') : words.join(' ')
   const guess = closest(word, known)
   const hint = guess ? `did you mean ${JSON.stringify(guess)}? ` : ''
   const list = topic ? `the ${topic} commands are ${known.join(', ')}` : 'span --help lists the commands'

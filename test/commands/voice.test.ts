@@ -113,6 +113,8 @@ describe('bin/run.js: what escapes a command is said in span’s voice', () => {
     expect(r.stderr).toBe('span: unknown command "bogus" (span --help lists the commands)\n')
     expect(r.code).toBe(2)
     expect(runSpan(['evl']).stderr).toBe('span: unknown command "evl" (did you mean "eval"? span --help lists the commands)\n')
+    expect(runSpan(['--bogus']).stderr).toBe('span: unknown flag "--bogus" before a command (span --help lists the commands; span CMD --help their flags)\n')
+    expect(runSpan(['help', 'bogus']).stderr).toBe('span: unknown command "help bogus" (span --help lists the commands)\n')
     const sub = runSpan(['eval', 'sqad'])
     expect(sub.stderr).toMatch(/^span eval: unknown command "sqad" \(did you mean "squad"\? the eval commands are compare, .*\)\n$/)
     expect(sub.code).toBe(2)
