@@ -3,6 +3,8 @@ import {createWriteStream} from 'node:fs'
 import {open, rename, rm, stat} from 'node:fs/promises'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/index.js'
+import {UsageError, internalError, oneLine} from './core/util/errors.js'
+import {type FlagTable, parseErrorLine} from './voice.js'
 import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir, releaseAllLocks} from './core/util/lock.js'
@@ -30,7 +32,7 @@ export function numberFlag(description: string, opts: {default?: number; min?: n
     ...(opts.default === undefined ? {} : {default: opts.default}),
     parse: async (s) => {
       const x = Number(s)
-      if (s.trim() === '' || !Number.isFinite(x) || x < min || x > max) throw new SpanError(`expected a number${range}, got ${s}`, 2) // a usage error
+      if (s.trim() === '' || !Number.isFinite(x) || x < min || x > max) throw new UsageError(`expected a number${range}, got ${s}`)
       return x
     },
   })()
@@ -119,13 +121,13 @@ function isUsageError(err: Error & {parse?: unknown}): boolean {
   return (
     err.parse !== undefined ||
     /^Parsing --/.test(err.message) ||
-    /^(Nonexistent flag|Unexpected argument|Missing \d+ required arg|Expected --)/.test(err.message) ||
-    /^Flag --\S+ can only be specified once$/.test(err.message) // oclif's parser throws this one as a plain CLIError
+    /^(Nonexistent flag|Unexpected (argument|flag)|Missing \d+ required arg|Expected --)/.test(err.message) ||
+    /^Flag --\S+ (can only be specified once|expects )/.test(err.message) // oclif's parser throws these as plain CLIErrors
   )
 }
 
 /** A multi-line message (oclif's) as one line, without its "See more help" coda. */
-const oneLine = (msg: string): string =>
+const joinLines = (msg: string): string =>
   msg
     .replace(/\s*See more help with --help\s*$/, '')
     .replace(/\s*\n\s*/g, ': ')
@@ -141,13 +143,16 @@ export abstract class SpanCommand extends Command {
     if (isPipeClosed(err)) return this.quietExit()
     if (isUsageError(err)) {
       ;(this as unknown as {parsed: boolean}).parsed = true // it did parse: no "did not parse" warning from oclif
-      return this.fail(`${oneLine(err.message)} (see span ${this.name()} --help)`, 2)
+      const ctor = this.ctor as unknown as {flags?: FlagTable; args?: Record<string, {description?: string}>}
+      const args = Object.entries(ctor.args ?? {}).map(([name, a]) => ({name, description: a.description}))
+      return this.fail(parseErrorLine(err.message, ctor.flags ?? {}, args) ?? `${joinLines(err.message)} (see span ${this.name()} --help)`, 2)
     }
     if (err instanceof SpanError) return this.fail(err.message, err.exitCode)
     if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
     if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
     if (isStringTooLong(err)) return this.fail('an input too large to read as one string (over 512 MB): a file or line this command holds whole', 1)
-    return super.catch(err)
+    if ((err as Error).name === 'ExitError') return super.catch(err) // this.exit(n)
+    return this.fail(internalError(err), 1)
   }
 
   /** Whatever the outcome, no lock of this command outlives it (in-process runs, tests, a failure after locking). */
@@ -163,6 +168,13 @@ export abstract class SpanCommand extends Command {
     argv?: string[],
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
     const parsed = await super.parse(options, argv)
+    const file = (parsed.args as Record<string, unknown>).file
+    const input = parsed.raw.some((t) => t.type === 'flag' && t.flag === 'input')
+    if (typeof file === 'string' && input) {
+      throw new UsageError(
+        `give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`,
+      )
+    }
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
     return parsed
@@ -172,8 +184,9 @@ export abstract class SpanCommand extends Command {
     return this.id ? this.id.replaceAll(':', ' ') : ''
   }
 
+  /** The one place an error is printed: one line, control characters escaped (README "Exit codes"). */
   private fail(message: string, code: number): void {
-    process.stderr.write(`${this.id ? `span ${this.name()}` : 'span'}: ${message}\n`)
+    process.stderr.write(oneLine(`${this.id ? `span ${this.name()}` : 'span'}: ${message}`) + '\n')
     process.exitCode = code
   }
 

@@ -6,7 +6,7 @@ import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
 import {setDropout} from './core/train/setup.js'
-import {SpanError} from './core/stream/errors.js'
+import {SpanError, UsageError, errorIn} from './core/util/errors.js'
 import {LineWriter} from './core/stream/writer.js'
 import {DEFAULT_VOCAB, type Vocab, loadVocab} from './core/text/vocab.js'
 import type {TaskAdapter} from './core/train/adapter.js'
@@ -38,7 +38,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
     'max-len': Flags.integer({description: `max_seq_length: tokens per ${d.unit}`, default: d.maxLen, min: d.minLen}),
     lr: numberFlag('peak learning rate', {default: d.lr, min: 0}),
-    'warmup-proportion': numberFlag('share of the steps spent warming up', {default: 0.1, min: 0}),
+    'warmup-proportion': numberFlag('share of the steps spent warming up', {default: 0.1, min: 0, max: 1}),
     'weight-decay': numberFlag('AdamW decoupled weight decay', {default: 0.01, min: 0}),
     clip: numberFlag('gradient clipping: largest global L2 norm (0: off)', {default: 1.0, min: 0}),
     epochs: Flags.integer({description: 'passes over the training set', default: 3, min: 1}),
@@ -52,7 +52,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     patience: Flags.integer({description: 'stop after N evaluations without a better dev score', min: 1}),
     'max-train-examples': Flags.integer({description: `train on the first N ${d.unit}s only`, min: 1}),
     'group-by-length': Flags.boolean({description: `batch ${d.unit}s of similar length together (seeded)`}),
-    'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 0}),
+    'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 1}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly'}),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
     dropout: numberFlag("hidden and attention dropout (default: the checkpoint's or preset's, 0.1)", {min: 0, max: 0.999}),
@@ -99,7 +99,7 @@ export async function modelSource(f: Given, log?: (l: string) => void): Promise<
     if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.resume)}: no checkpoint to resume from`)
     return {dir, resume: dir}
   }
-  if (!f.init && !f.preset) throw new SpanError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
+  if (!f.init && !f.preset) throw new UsageError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
   if (!f.init) return {dir: null, resume: null}
   const dir = modelDir(String(f.init), log)
   if (!(await isCheckpoint(dir))) throw new SpanError(`${String(f.init)}: not a checkpoint directory (no config.json)`)
@@ -122,6 +122,8 @@ export async function runLoop<U, B>(
   log: (l: string) => void,
   fixed: readonly string[] = [],
 ): Promise<void> {
+  // An empty training set (a TACRED "[]", a SWAG header without rows) is the file's error, for every task, before --out is touched
+  if (a.units.length === 0) throw errorIn(c.train, 'no training examples (an empty list, or a header without rows): nothing to fine-tune on')
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import type {SpanFtConfig} from './core/model/span-ft.js'
-import {SpanError} from './core/stream/errors.js'
+import {UsageError} from './core/stream/errors.js'
 import {openSource} from './core/stream/lines.js'
 import {type SpanDefaults, spanFtConfig} from './core/tasks/glue/span-ft.js'
 import {SPAN_FT_KEYS, type SpanFtRunConfig} from './core/tasks/glue/train.js'
@@ -78,9 +78,9 @@ export function sentenceSpanFt(f: Given, base: SpanDefaults, maxLen: number): Se
   const on = Boolean(f['span-ft'])
   const dict = f.dict === undefined ? null : String(f.dict)
   const seg = f.segmentation as 'dict' | 'random' | 'none'
-  if (dict && !on) throw new SpanError('--dict is for --span-ft', 2)
+  if (dict && !on) throw new UsageError('--dict is for --span-ft')
   if (on && !dict !== (seg === 'none'))
-    throw new SpanError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)', 2)
+    throw new UsageError(seg === 'none' ? '--segmentation none uses no --dict' : '--span-ft needs --dict (or --segmentation none)')
   const g = f as Record<string, never>
   const sf = on
     ? spanFtConfig(

@@ -5,7 +5,7 @@ import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
 import {PAIR_POOL_TOKENS, PairMaker, type PairBlock} from '../core/data/pairs.js'
 import {toTokenRecord, type TokenRecord} from '../core/data/records.js'
 import {Rng} from '../core/data/rng.js'
-import {SpanError, nextHeader, openSource, openStage} from '../core/stream/index.js'
+import {SpanError, UsageError, nextHeader, openSource, openStage} from '../core/stream/index.js'
 
 const CHUNK = 1 << 16 // bytes of output gathered before one write
 
@@ -30,7 +30,7 @@ export default class Block extends SpanCommand {
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Block)
-    if (flags.pairs && flags.len < 5) throw new SpanError(`--len must be at least 5 with --pairs, got ${flags.len}`)
+    if (flags.pairs && flags.len < 5) throw new UsageError(`--len must be at least 5 with --pairs, got ${flags.len}`)
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens'])
     const special = input.header?.special

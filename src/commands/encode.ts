@@ -5,7 +5,7 @@ import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import {type Pooling, parseLayers} from '../core/model/encode.js'
 import {type EncodeItem, type SpanPool, encodeBatch, toEncodeItem} from '../core/model/encode-batch.js'
-import {SpanError, openSource, openStage, type Header} from '../core/stream/index.js'
+import {SpanError, UsageError, openSource, openStage, type Header} from '../core/stream/index.js'
 import {loadVocab, type Vocab} from '../core/text/vocab.js'
 
 export default class Encode extends SpanCommand {
@@ -38,7 +38,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Encode)
-    if (flags.spans && flags.pool !== 'none') throw new SpanError('--spans and --pool: choose one', 2)
+    if (flags.spans && flags.pool !== 'none') throw new UsageError('--spans and --pool: choose one')
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens', 'blocks'])
     await initBackend(flags.backend as BackendChoice, flags.threads)

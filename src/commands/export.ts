@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../base.js'
 import {type ExportFormat, exportCheckpoint} from '../core/model/export.js'
-import {SpanError} from '../core/stream/errors.js'
+import {UsageError} from '../core/stream/errors.js'
 
 export default class Export extends SpanCommand {
   static override summary = 'Write a checkpoint in the other weights format: pytorch_model.bin or model.safetensors'
@@ -23,7 +23,7 @@ transformers' from_pretrained loads the directory. Nothing is half-written.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Export)
-    if (flags.to === flags.model) throw new SpanError('--to must differ from --model', 2)
+    if (flags.to === flags.model) throw new UsageError('--to must differ from --model')
     const n = await exportCheckpoint(flags.model, flags.to, flags.format as ExportFormat, flags.vocab)
     process.stderr.write(`span export: ${n} tensors written to ${flags.to} (${flags.format})\n`)
   }

@@ -6,7 +6,7 @@ import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import type {FillHead} from '../core/model/fill.js'
 import {checkHeads, fillReadable, fillRecord, fillText} from '../core/model/fill-stream.js'
-import {errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
+import {UsageError, errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
 import {WordPieceTokenizer} from '../core/text/tokenizer.js'
 import {loadVocab} from '../core/text/vocab.js'
 
@@ -30,7 +30,7 @@ A checkpoint without the heads --head needs is refused.`
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     head: Flags.string({description: 'which head predicts: mlm, sbo, or both (summed log-probabilities)', options: ['mlm', 'sbo', 'both'], default: 'both'}),
     k: Flags.integer({description: 'fillings per span', default: 5, min: 1}),
-    beam: Flags.integer({description: 'beam width (at least --k)', default: 10, min: 1}),
+    beam: Flags.integer({description: 'beam width, at least --k (default: 10, or --k when that is larger)', min: 1}),
     field: Flags.string({description: 'read JSONL and fill this string field of each record'}),
     binary: binaryFlag,
     ...backendFlags(),
@@ -38,6 +38,8 @@ A checkpoint without the heads --head needs is refused.`
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Fill)
+    const beam = flags.beam ?? Math.max(10, flags.k)
+    if (beam < flags.k) throw new UsageError(`--beam ${beam} is narrower than --k ${flags.k}: the beam keeps the --k best fillings, so it must be at least --k`)
     const src = await openSource(args.file ?? flags.input)
     await initBackend(flags.backend as BackendChoice, flags.threads)
     const {model, vocabPath, initialised} = await loadCheckpoint(flags.model, {objectives: ['mlm', 'sbo'], vocab: flags.vocab})
@@ -45,7 +47,7 @@ A checkpoint without the heads --head needs is refused.`
       checkHeads(initialised, flags.head as FillHead, flags.model)
       const vocab = loadVocab(vocabPath)
       const tok = new WordPieceTokenizer(vocab, {lowercase: !vocab.cased})
-      const opts = {head: flags.head as FillHead, k: flags.k, beam: flags.beam}
+      const opts = {head: flags.head as FillHead, k: flags.k, beam}
       const readable = flags.output === '-' && process.stdout.isTTY === true
       await this.withOutput(flags.output, async (w) => {
         for await (const {text, no} of texts(src, flags.field, flags.binary as BinaryMode)) {

@@ -7,7 +7,7 @@ import {Inspector, type InspectOptions, type InspectSummary} from '../core/data/
 import {chooseSpecial, chooseVocab, spanParams, type VocabChoice} from '../core/data/inspect-options.js'
 import {formatReport} from '../core/data/inspect-report.js'
 import {continuationTable} from '../core/data/inspect-spans.js'
-import {SpanError, openSource, openStage, type StageInput, type StageKind} from '../core/stream/index.js'
+import {SpanError, UsageError, openSource, openStage, type StageInput, type StageKind} from '../core/stream/index.js'
 
 const KINDS: StageKind[] = ['tokens', 'blocks', 'masked']
 
@@ -41,6 +41,7 @@ export default class Inspect extends SpanCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Inspect)
     const path = args.file ?? flags.input
+    parseP(flags.p) // a bad --p is a usage error before any input is read
     if (flags.svg) await checkChartPath(flags.svg)
     const input = await openStage(await openSource(path), KINDS)
     const kind = flags.kind ?? input.header?.kind ?? null
@@ -86,7 +87,7 @@ function needsVocab(kind: StageKind | null, flag: string | undefined): boolean {
 function parseP(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined
   const p = Number(raw)
-  if (!(p > 0 && p <= 1)) throw new SpanError(`--p must be a number in (0, 1], got ${JSON.stringify(raw)}`)
+  if (!(p > 0 && p <= 1)) throw new UsageError(`--p must be a number in (0, 1], got ${JSON.stringify(raw)}`)
   return p
 }
 

@@ -4,7 +4,7 @@ import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
-import {SpanError} from '../core/stream/errors.js'
+import {SpanError, UsageError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
 import {recoverSaves} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
@@ -61,7 +61,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     'batch-size': Flags.integer({description: 'examples per micro-batch', min: 1}),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
     'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
-    'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 0}),
+    'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 1}),
     seed: Flags.integer({description: 'seed of initialisation, order, masks and dropout', min: 0}),
     'log-every': Flags.integer({description: 'steps per metrics record', min: 1}),
     'eval-every': Flags.integer({description: 'steps between evaluations', min: 1}),
@@ -78,7 +78,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
-    if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
+    if (flags.resume && flags.init) throw new UsageError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)')
     const out = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
     if (!out) throw new SpanError('give --out DIR: where checkpoints go')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)

@@ -5,7 +5,7 @@ import {fsError} from '../core/util/fs-errors.js'
 import {SpanCommand, VERSION, binaryFlag, ioFlags} from '../base.js'
 import type {BinaryMode} from '../core/stream/bytelines.js'
 import {Rng} from '../core/data/rng.js'
-import {SpanError, openSource, type Line} from '../core/stream/index.js'
+import {SpanError, UsageError, openSource, type Line} from '../core/stream/index.js'
 import {NgramCounter} from '../core/text/ngrams-count.js'
 import {countNgrams, inputLines, peek, segmentTexts, segmentTokenRecords, writeDictionary, type Segmenter} from '../core/text/ngrams-stream.js'
 import {WordSplitter, randomSegments, readNgramDict} from '../core/text/ngrams.js'
@@ -44,7 +44,7 @@ span tokenize --tokens in: the same records with "spans":[[first,last],…] over
 
   async run(): Promise<void> {
     const {args, flags} = await this.parse(SegmentNgrams)
-    if (!flags.build && flags.dict === undefined && !flags.random) throw new SpanError('one of --build, --dict or --random is required')
+    if (!flags.build && flags.dict === undefined && !flags.random) throw new UsageError('give one of --build (count n-grams and write the dictionary), --dict FILE (segment with it) or --random (random segmentation)')
     const src = await openSource(args.file ?? flags.input)
     if (flags.build) return this.build(src.name, inputLines(src, flags.field, flags.binary as BinaryMode), flags)
     const split = new WordSplitter()

@@ -183,7 +183,7 @@ describe('the bad-input matrix', () => {
     )
     rs.forEach((r, i) => {
       expect(r.code, cases[i].join(' ')).toBe(2)
-      expect(r.stderr).toMatch(new RegExp(`^span ${cases[i][0]}: .*\\(see span ${cases[i][0]} --help\\)\\n$`))
+      expect(r.stderr).toMatch(new RegExp(`^span ${cases[i][0]}: (--\\S+: expected .*\\(--\\S+ .*\\)|unknown flag .*)\\n$`))
     })
     expect(existsSync(join(tmp, 'o'))).toBe(false)
   })

@@ -113,7 +113,7 @@ describe('span eval glue', () => {
     const r = span(['glue', '--task', 'RTE', '--gold', RTE, '--pred', bad])
     expect([r.code, r.stdout, r.stderr]).toEqual([1, '', `span eval glue: ${bad}:2: unknown RTE label "yes" (expected entailment or not_entailment)\n`])
     const t = span(['glue', '--task', 'snli', '--gold', RTE, '--pred', bad])
-    expect([t.code, t.stdout]).toEqual([1, ''])
+    expect([t.code, t.stdout]).toEqual([2, '']) // a flag's value: a usage error
     expect(t.stderr).toMatch(/^span eval glue: unknown GLUE task "snli" \(one of CoLA, .*\)\n$/)
   })
 })
@@ -139,7 +139,7 @@ describe('span eval compare', () => {
 
   it('refuses STS-B', () => {
     const r = span(['compare', '--task', 'STS-B', '--gold', RTE, '--a', A, '--b', B])
-    expect([r.code, r.stdout]).toEqual([1, ''])
+    expect([r.code, r.stdout]).toEqual([2, '']) // --task wrong for the command: a usage error
     expect(r.stderr).toBe("span eval compare: McNemar's test needs a classification task; STS-B is a regression task\n")
   })
 })

@@ -80,7 +80,7 @@ describe('fine-tuning from pytorch_model.bin', () => {
       'wasm',
     ]
     const missing = span(args)
-    expect(missing.code).toBe(2)
+    expect(missing.code).toBe(1) // a file the checkpoint lacks: a data error (issue 25 cause 9)
     expect(missing.stderr.trim()).toMatch(/^span finetune glue: .*gamma-bare: no vocab.txt; give the model's vocabulary with --vocab FILE/)
     const r = span([...args, '--vocab', join(torch, 'vocab.txt')])
     expect(r.code, r.stderr).toBe(0)

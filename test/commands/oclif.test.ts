@@ -76,7 +76,7 @@ describe('span block (in-process)', () => {
 
   it('rejects a bad flag value through oclif', async () => {
     const {stderr} = await run(['block', '--len', '2'])
-    expect(stderr).toMatch(/^span block: .*Expected an integer greater than or equal to 3.*\n$/) // one line, a usage error
+    expect(stderr).toMatch(/^span block: --len: expected an integer ≥ 3, got 2 \(--len N: .*\)\n$/) // one line, a usage error
     expect(process.exitCode).toBe(2)
   })
 })

@@ -106,6 +106,20 @@ describe('span segment-ngrams --dict / --random', () => {
     expect([r.code, r.stdout]).toEqual([1, ''])
     expect(r.stderr).toBe('span segment-ngrams: bad.tsv:2: n-gram "new york ," contains a punctuation-only word\n')
     const none = span(['segment-ngrams', 'corpus.txt'])
-    expect([none.code, none.stderr]).toEqual([1, 'span segment-ngrams: one of --build, --dict or --random is required\n'])
+    expect([none.code, none.stderr]).toEqual([
+      2,
+      'span segment-ngrams: give one of --build (count n-grams and write the dictionary), --dict FILE (segment with it) or --random (random segmentation)\n',
+    ]) // a usage error (issue 25 cause 9)
+  })
+
+  it('segments a line of 400,000 words (3.2 MB: a spread of its words overflowed the call stack)', () => {
+    const line = Array.from({length: 400_000}, (_, i) => `word${i % 1000}`).join(' ') + '\n'
+    writeFileSync(join(dir, 'long.txt'), line)
+    for (const mode of [['--random'], ['--dict', 'ngrams.tsv']]) {
+      const r = span(['segment-ngrams', ...mode, 'long.txt', '-o', 'long.out'])
+      expect(r.stderr).not.toMatch(/RangeError/)
+      expect(r.code).toBe(0)
+      expect(JSON.parse(readFileSync(join(dir, 'long.out'), 'utf8')).words).toHaveLength(400_000)
+    }
   })
 })

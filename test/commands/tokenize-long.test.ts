@@ -84,6 +84,6 @@ describe('NDJSON keeps its bound: --max-line-mb', () => {
   it('is at most 511 MB (a record becomes one string): a larger bound is a usage error', async () => {
     const r = await run(['inspect', 'huge.ndjson', '--max-line-mb', '600'])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('span inspect: Parsing --max-line-mb: Expected an integer less than or equal to 511 but received: 600 (see span inspect --help)')
+    expect(r.stderr).toContain('span inspect: --max-line-mb: expected an integer ≤ 511, got 600 (--max-line-mb N: longest NDJSON record read, in MB')
   })
 })

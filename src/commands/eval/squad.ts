@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../core/metrics/squad.js'
 import {formatV1Json, formatV1Table, formatV2Json, formatV2Table} from '../../core/metrics/squad-format.js'
-import {SpanError} from '../../core/stream/errors.js'
+import {SpanError, UsageError} from '../../core/stream/errors.js'
 import {describeIds, matchIds, readNaProbsFile, readPredictionsFile, readSquadFile, type SquadDataset, type SquadVersion} from '../../core/tasks/squad/index.js'
 
 export default class EvalSquad extends SpanCommand {
@@ -28,7 +28,7 @@ export default class EvalSquad extends SpanCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(EvalSquad)
     const thresh = Number(flags['na-prob-thresh'])
-    if (flags['na-prob-thresh'].trim() === '' || !Number.isFinite(thresh)) throw new SpanError(`--na-prob-thresh must be a number, got ${JSON.stringify(flags['na-prob-thresh'])}`)
+    if (flags['na-prob-thresh'].trim() === '' || !Number.isFinite(thresh)) throw new UsageError(`--na-prob-thresh must be a number, got ${JSON.stringify(flags['na-prob-thresh'])}`)
     const dataset = readSquadFile(flags.data)
     const version = (flags.version as SquadVersion | undefined) ?? dataset.version
     if (version === '1.1' && flags['na-prob']) throw new SpanError('--na-prob applies to SQuAD v2.0 only (see --version)')

@@ -3,7 +3,7 @@ import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {presetConfig, type PresetName} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
-import {SpanError} from '../../core/stream/errors.js'
+import {SpanError, UsageError} from '../../core/stream/errors.js'
 import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
 import {asSquad, mrqaAdapter} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
@@ -48,7 +48,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
       'eval-metric': 'f1',
     } as unknown as SquadFinetuneConfig
     if (config['max-len'] < config['max-query-len'] + 4)
-      throw new SpanError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
+      throw new UsageError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
     log(`config: ${JSON.stringify(config)}`)
     await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
     const model = src.dir

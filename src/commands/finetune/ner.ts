@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
-import {SpanError} from '../../core/stream/errors.js'
+import {UsageError} from '../../core/stream/errors.js'
 import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
@@ -39,7 +39,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
   async run(): Promise<void> {
     const {flags} = await this.parse(FinetuneNer)
     const seg = flags.segmentation as 'dict' | 'random'
-    if (seg !== 'dict' && !flags['span-ft']) throw new SpanError('--segmentation is for --span-ft', 2)
+    if (seg !== 'dict' && !flags['span-ft']) throw new UsageError('--segmentation is for --span-ft')
     const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
     const train = readConllFile(flags.train, {labeled: true})

@@ -68,6 +68,8 @@ temporary name and renamed when complete.`
 /** The model's head must be the task's: as many outputs as labels (1 for STS-B). */
 function checkHead(task: GlueTask, head: HeadConfig, dir: string): void {
   const want = task.labels ? task.labels.length : 1
+  const trained = head.finetuning_task ? glueTask(head.finetuning_task).name : task.name
+  if (trained !== task.name) throw new SpanError(`${dir} was fine-tuned on ${trained}, not ${task.name}: its labels are ${trained}'s (drop --task, or give a ${task.name} model)`)
   if (head.num_labels !== want) throw new SpanError(`${dir} has ${head.num_labels} outputs, ${task.name} needs ${want} (fine-tuned on another task?)`)
   if (head.span_ft && head.span_ft.segmentation !== 'none' && !existsSync(join(dir, SPAN_FT_DICT_FILE))) throw new SpanError(`${dir}: a Span Fine-tuning model without its dictionary ${SPAN_FT_DICT_FILE}`)
 }

@@ -4,7 +4,7 @@ import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {checkpointVocab, writeFilesAtomically} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
-import {SpanError} from '../../core/stream/errors.js'
+import {SpanError, UsageError} from '../../core/stream/errors.js'
 import {collectOutputs, DEFAULT_WINDOWS, readSquadFile, type SquadVersion, type WindowOptions} from '../../core/tasks/squad/index.js'
 import {predictSquad} from '../../core/tasks/squad/predict.js'
 import {SQUAD_EVAL_METRICS} from '../../core/tasks/squad/train.js'
@@ -41,6 +41,7 @@ only when all are done.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictSquad)
+    if (flags['null-threshold'] !== undefined) threshold(flags['null-threshold'], undefined, {}) // a usage error before the model is read
     const {dir, saved} = await predictModel(flags.model)
     const data = readSquadFile(flags.data)
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
@@ -72,7 +73,7 @@ only when all are done.`
 function threshold(flag: string | undefined, metric: string | undefined, saved: Record<string, unknown>): number {
   if (flag !== undefined) {
     const t = Number(flag)
-    if (flag.trim() === '' || !Number.isFinite(t)) throw new SpanError(`--null-threshold must be a number, got ${JSON.stringify(flag)}`)
+    if (flag.trim() === '' || !Number.isFinite(t)) throw new UsageError(`--null-threshold must be a number, got ${JSON.stringify(flag)}`)
     return t
   }
   const scores = (saved.dev_scores ?? {}) as Record<string, unknown>
@@ -87,7 +88,7 @@ function windowSettings(saved: Record<string, unknown>, flags: {'max-len'?: numb
     docStride: flags['doc-stride'] ?? savedNumber(saved, 'doc-stride', DEFAULT_WINDOWS.docStride),
     maxQueryLen: flags['max-query-len'] ?? savedNumber(saved, 'max-query-len', DEFAULT_WINDOWS.maxQueryLen),
   }
-  if (w.maxLen < w.maxQueryLen + 4) throw new SpanError(`--max-len ${w.maxLen} leaves no room for the passage after --max-query-len ${w.maxQueryLen}`)
+  if (w.maxLen < w.maxQueryLen + 4) throw new UsageError(`--max-len ${w.maxLen} leaves no room for the passage after --max-query-len ${w.maxQueryLen}`)
   return w
 }
 

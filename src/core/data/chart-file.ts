@@ -7,6 +7,7 @@ import {constants} from 'node:fs'
 import {access, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {dirname, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {REASONS} from '../util/fs-errors.js'
 import {outputTarget} from '../util/target.js'
 
 function fsReason(err: unknown): string {
@@ -19,7 +20,9 @@ function fsReason(err: unknown): string {
     EISDIR: 'is a directory',
     EROFS: 'read-only file system',
   }
-  return (code && reasons[code]) ?? (err as Error).message
+  if (code && reasons[code]) return reasons[code]
+  if (code && REASONS[code]) return `${REASONS[code]} (${code})` // ENOSPC, EIO, …: Node's "ENOSPC: no space left on device, write" never reaches the user
+  return (err as Error).message
 }
 
 /** Fails before any input is read when the chart could not be written. */

@@ -1,6 +1,6 @@
 import {existsSync} from 'node:fs'
 import {dirname, isAbsolute, join} from 'node:path'
-import {SpanError} from '../stream/errors.js'
+import {UsageError} from '../stream/errors.js'
 import type {Header} from '../stream/header.js'
 import {loadVocab, type Vocab} from '../text/vocab.js'
 import type {SpanParams} from './inspect.js'
@@ -90,7 +90,7 @@ export function chooseSpecial(flags: Partial<InspectSpecial>, vocab: Vocab | nul
   const missing = (Object.keys(ids) as Array<keyof InspectSpecial>).filter((k) => ids[k] === undefined)
   if (missing.length === 3) return null
   if (missing.length > 0) {
-    throw new SpanError(`special-token ids incomplete: give ${missing.map((k) => `--${k}`).join(' and ')} too (or --vocab FILE)`)
+    throw new UsageError(`special-token ids incomplete: give ${missing.map((k) => `--${k}`).join(' and ')} too (or --vocab FILE)`)
   }
   return ids as InspectSpecial
 }

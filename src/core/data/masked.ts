@@ -27,6 +27,7 @@ export function toMaskedExample(rec: Rec, vocabSize: number | null, source: stri
     throw bad(`expected a masked example {ids, targets, spans}: missing field "${'targets' in v ? 'spans' : 'targets'}"`)
   }
   const ex: MaskedExample = {ids, targets: parseTargets(v.targets, ids.length, vocabSize, bad), spans: parseSpans(v.spans, ids.length, bad)}
+  checkAgreement(ex.targets, ex.spans, ids.length, bad)
   if (v.segments !== undefined) ex.segments = checkSegments(v.segments, ids.length, bad)
   if (v.next !== undefined) {
     if (typeof v.next !== 'boolean') throw bad(`field "next" must be true or false, got ${JSON.stringify(v.next)}`)
@@ -38,6 +39,28 @@ export function toMaskedExample(rec: Rec, vocabSize: number | null, source: stri
 }
 
 type Bad = (msg: string) => Error
+
+/**
+ * targets and spans describe one masking (docs/formats.md#masked-examples): each position a
+ * target once; spans disjoint, and together exactly the target positions.
+ */
+function checkAgreement(targets: [number, number][], spans: [number, number, unknown][], n: number, bad: Bad): void {
+  const covered = new Uint8Array(n)
+  for (let i = 0; i < spans.length; i++) {
+    for (let p = spans[i][0]; p <= spans[i][1]; p++) {
+      if (covered[p]) throw bad(`spans[${i}] overlaps an earlier span at position ${p}`)
+      covered[p] = 1
+    }
+  }
+  for (let i = 0; i < targets.length; i++) {
+    const p = targets[i][0]
+    if (covered[p] === 2) throw bad(`targets[${i}]: position ${p} is a target twice`)
+    if (covered[p] !== 1) throw bad(`targets[${i}] at position ${p} lies in no span: targets and spans disagree`)
+    covered[p] = 2
+  }
+  const loose = covered.indexOf(1)
+  if (loose >= 0) throw bad(`position ${loose} lies in a span but is not a target: targets and spans disagree`)
+}
 
 /** targets: [[pos, original_id], …] with pos an index into ids. */
 function parseTargets(raw: unknown, n: number, vocabSize: number | null, bad: Bad): [number, number][] {

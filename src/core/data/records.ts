@@ -30,10 +30,10 @@ export function checkSegments(seg: unknown, n: number, bad: (msg: string) => Err
   return seg as number[]
 }
 
-/** An optional `doc`: null when absent, else an integer. */
+/** An optional `doc`: null when absent, else an integer ≥ 0 (docs/formats.md#token-records). */
 export function parseDoc(doc: unknown, bad: (msg: string) => Error): number | null {
   if (doc === undefined || doc === null) return null
-  if (!Number.isInteger(doc)) throw bad(`field "doc" must be an integer, got ${JSON.stringify(doc)}`)
+  if (!Number.isInteger(doc) || (doc as number) < 0) throw bad(`field "doc" must be an integer ≥ 0, got ${JSON.stringify(doc)}`)
   return doc as number
 }
 
@@ -41,6 +41,6 @@ export function parseDoc(doc: unknown, bad: (msg: string) => Error): number | nu
 export function toTokenRecord(rec: Rec, vocabSize: number | null, source: string): TokenRecord {
   const v = rec.value
   if (!('ids' in v)) throw errorAt(source, rec.line, 'missing field "ids" (expected token records from span tokenize)')
-  if (!Number.isInteger(v.doc)) throw errorAt(source, rec.line, 'field "doc" must be an integer')
+  if (!Number.isInteger(v.doc) || (v.doc as number) < 0) throw errorAt(source, rec.line, `field "doc" must be an integer ≥ 0, got ${JSON.stringify(v.doc)}`)
   return {doc: v.doc as number, ids: checkIds(v.ids, 'ids', vocabSize, source, rec.line)}
 }

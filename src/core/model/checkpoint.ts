@@ -12,6 +12,7 @@ import {type HostTensor, f32Tensor, toFloat32, writeSafetensors} from './safeten
 import {loadVocab} from '../text/vocab.js'
 import {resolveVocab} from './vocab-file.js'
 import {readWeights} from './weights.js'
+import {parseJsonText} from '../util/json.js'
 
 export const CONFIG_FILE = 'config.json'
 export const WEIGHTS_FILE = 'model.safetensors'
@@ -182,12 +183,7 @@ export async function readConfig(dir: string, objectives?: Objective[]): Promise
   } catch {
     throw new SpanError(`${dir}: not a checkpoint directory (no ${CONFIG_FILE})`)
   }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    throw new SpanError(`${path}: ${(err as Error).message}`)
-  }
+  const json = parseJsonText(text, path) // a truncated config.json: path:line: invalid JSON at column c
   const config = configFromJson(json, path)
   return objectives ? {...config, objectives} : config
 }
@@ -198,7 +194,16 @@ export function hostToTensor(spec: ParamSpec, t: HostTensor, source: string): tf
   if (t.dtype === 'BOOL' || t.dtype.startsWith('I') || t.dtype === 'U8') {
     throw new SpanError(`${source}: "${spec.name}" is ${t.dtype}, expected a floating-point tensor`)
   }
-  return tf.tensor(toFloat32(t), t.shape, 'float32')
+  const values = toFloat32(t)
+  checkFinite(values, spec.name, source)
+  return tf.tensor(values, t.shape, 'float32')
+}
+
+/** Weights with NaN or ±Infinity (a diverged run, a corrupt file) are refused by tensor name: they would encode to nulls. */
+export function checkFinite(values: Float32Array, name: string, source: string): void {
+  let bad = 0
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i])) bad++
+  if (bad > 0) throw new SpanError(`${source}: "${name}" holds ${bad} of ${values.length} values that are NaN or infinite (a diverged or corrupt checkpoint)`)
 }
 
 /**

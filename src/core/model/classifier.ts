@@ -23,6 +23,7 @@ import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {type HostTensor, writeSafetensors} from './safetensors.js'
 import {readWeights} from './weights.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSettings, spanFtSpecs} from './span-ft.js'
+import {parseJsonText} from '../util/json.js'
 
 export const CLASSIFIER = 'classifier'
 
@@ -125,13 +126,14 @@ export function headFromJson(json: Record<string, unknown>, source: string): Hea
 /** Reads config.json of a checkpoint directory: the encoder config and the raw JSON. */
 export async function readConfigJson(dir: string): Promise<{config: BertConfig; json: Record<string, unknown>}> {
   const path = join(dir, CONFIG_FILE)
-  let json: Record<string, unknown>
+  let text: string
   try {
-    json = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>
+    text = await readFile(path, 'utf8')
   } catch (err) {
     const code = (err as {code?: string}).code
     throw new SpanError(code === 'ENOENT' ? `${dir}: not a checkpoint directory (no ${CONFIG_FILE})` : `${path}: ${(err as Error).message}`)
   }
+  const json = parseJsonText(text, path) as Record<string, unknown>
   return {config: configFromJson(json, path), json}
 }
 

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {checkIds} from '../data/records.js'
+import {checkIds, parseDoc} from '../data/records.js'
 import {errorAt, type Rec, type StageInput} from '../stream/index.js'
 import type {SpecialIds} from '../stream/header.js'
 import type {BertConfig} from './config.js'
@@ -45,7 +45,8 @@ export function toEncodeItem(rec: Rec, input: StageInput, c: BertConfig, special
   const segments =
     isBlock && Array.isArray(v.segments) ? checkIds(v.segments, 'segments', c.type_vocab_size, input.source, rec.line) : new Array<number>(ids.length).fill(0)
   if (segments.length !== ids.length) throw errorAt(input.source, rec.line, 'field "segments" must have one entry per id')
-  const item: EncodeItem = Number.isInteger(v.doc) ? {ids, segments, doc: v.doc as number} : {ids, segments}
+  const doc = parseDoc(v.doc, (msg) => errorAt(input.source, rec.line, msg))
+  const item: EncodeItem = doc === null ? {ids, segments} : {ids, segments, doc}
   if (wantSpans) item.spans = checkSpans(v.spans, given, isBlock ? 0 : 1, input.source, rec.line)
   return item
 }

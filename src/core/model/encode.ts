@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {SpanError} from '../stream/errors.js'
+import {UsageError} from '../stream/errors.js'
 import {BertEmbeddings, BertLayer} from './bert.js'
 import type {BertConfig} from './config.js'
 import {EVAL} from './layers.js'
@@ -13,14 +13,16 @@ export type Pooling = 'none' | 'cls' | 'mean'
  * L the last layer, negatives count from the end). BERT §5.3 concatenates the last four.
  */
 export function parseLayers(text: string, numLayers: number): number[] {
-  const out = text.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => {
-    const k = Number(s)
+  const parts = text.split(',').map((s) => s.trim())
+  if (parts.some((s) => s === '') && text.trim() !== '') throw new UsageError(`--layers ${JSON.stringify(text)}: an empty item (a stray comma?); give layers such as -1,-2,-3,-4`)
+  const out = parts.filter((s) => s !== '').map((s) => {
+    const k = /^[+-]?\d+$/.test(s) ? Number(s) : NaN
     if (!Number.isInteger(k) || k < -(numLayers + 1) || k > numLayers) {
-      throw new SpanError(`--layers: "${s}" is not a layer of this ${numLayers}-layer model (0 … ${numLayers}, or -1 … -${numLayers + 1})`)
+      throw new UsageError(`--layers: "${s}" is not a layer of this ${numLayers}-layer model (0 … ${numLayers}, or -1 … -${numLayers + 1})`)
     }
     return k < 0 ? numLayers + 1 + k : k
   })
-  if (out.length === 0) throw new SpanError('--layers: give at least one layer, such as -1')
+  if (out.length === 0) throw new UsageError('--layers: give at least one layer, such as -1')
   return out
 }
 

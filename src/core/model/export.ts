@@ -3,6 +3,7 @@ import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkpointVocab, readConfig, tokenizerFiles, writeFilesAtomically} from './checkpoint.js'
 import {writeSafetensors} from './safetensors.js'
+import {loadVocab} from '../text/vocab.js'
 import {writeTorchFile} from './torch/torch-save.js'
 import {TORCH_WEIGHTS_FILE, readWeights} from './weights.js'
 
@@ -17,6 +18,7 @@ export type ExportFormat = 'pytorch' | 'safetensors'
 export async function exportCheckpoint(dir: string, out: string, format: ExportFormat, vocab?: string): Promise<number> {
   const config = await readConfig(dir)
   const vocabPath = await checkpointVocab(dir, vocab)
+  loadVocab(vocabPath) // a BERT vocabulary ([PAD], [UNK], [CLS], [SEP], [MASK]), else refused by name: one without [CLS] was exported
   const {tensors} = await readWeights(dir)
   if (tensors.size === 0) throw new SpanError(`${dir}: the checkpoint holds no tensors`)
   const list = [...tensors]

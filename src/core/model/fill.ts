@@ -35,14 +35,15 @@ export function parseMasks(text: string, tok: WordPieceTokenizer, special: Speci
   const runs: MaskRun[] = []
   let at = 0
   for (const m of text.matchAll(MASK_RUN)) {
-    ids.push(...tok.encode(text.slice(at, m.index)))
+    for (const id of tok.encode(text.slice(at, m.index))) ids.push(id) // no spread: a long line would overflow the call stack
     const len = m[0].split('[MASK]').length - 1
     runs.push({start: m.index, end: m.index + m[0].length, pos: ids.length, len})
     for (let i = 0; i < len; i++) ids.push(special.mask)
     at = m.index + m[0].length
   }
   if (runs.length === 0) throw new SpanError('no [MASK] in the text: mark each span to fill with one [MASK] per token')
-  ids.push(...tok.encode(text.slice(at)), special.sep)
+  for (const id of tok.encode(text.slice(at))) ids.push(id)
+  ids.push(special.sep)
   if (ids.length > maxLen) throw new SpanError(`${ids.length} tokens with [CLS] and [SEP], longer than the model's ${maxLen} positions`)
   return {ids, runs}
 }

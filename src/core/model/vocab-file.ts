@@ -1,6 +1,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {quote} from '../util/errors.js'
 
 /** BERT's cased WordPiece vocabulary has 28996 entries; SpanBERT's releases use it and ship no vocab.txt (SpanBERT README). */
 const CASED_SIZE = 28996
@@ -13,15 +14,15 @@ const CASED_SIZE = 28996
 export function resolveVocab(dir: string, vocabFlag: string | undefined, vocabSize: number): string {
   const path = vocabFlag ?? join(dir, 'vocab.txt')
   if (!existsSync(path)) {
-    if (vocabFlag) throw new SpanError(`--vocab: ${vocabFlag}: no such file`, 2)
+    if (vocabFlag) throw new SpanError(`--vocab: ${quote(vocabFlag)}: no such file`)
     const hint =
       vocabSize === CASED_SIZE
         ? ` (vocab_size 28996 is BERT's cased vocabulary, as SpanBERT's README says: pass bert-base-cased's vocab.txt)`
         : ` (a vocabulary of ${vocabSize} entries)`
-    throw new SpanError(`${dir}: no vocab.txt; give the model's vocabulary with --vocab FILE${hint}`, 2)
+    throw new SpanError(`${quote(dir)}: no vocab.txt; give the model's vocabulary with --vocab FILE${hint}`)
   }
   const lines = readFileSync(path, 'utf-8').split('\n')
   const n = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length
-  if (n > vocabSize) throw new SpanError(`${path}: ${n} tokens, more than the model's vocab_size ${vocabSize} (not this model's vocabulary)`, 2)
+  if (n > vocabSize) throw new SpanError(`${path}: ${n} tokens, more than the model's vocab_size ${vocabSize} (not this model's vocabulary)`)
   return path
 }

@@ -1,5 +1,5 @@
 // SpanError and errorAt live in core/util (a leaf every area may import); re-exported here.
-export {SpanError, errorAt} from '../util/errors.js'
+export {SpanError, UsageError, errorAt} from '../util/errors.js'
 
 /** Thrown when the reader downstream went away (`| head`): the command ends quietly with 0. */
 export class PipeClosed extends Error {

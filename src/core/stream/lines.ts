@@ -3,7 +3,7 @@ import {stat} from 'node:fs/promises'
 import type {Readable} from 'node:stream'
 import {readLineBatches, type BinaryMode} from './bytelines.js'
 import {SpanError} from './errors.js'
-import {MAX_STRING_LENGTH} from '../util/errors.js'
+import {MAX_STRING_LENGTH, quote} from '../util/errors.js'
 
 /** A named input: `-` is stdin, anything else a file path. */
 export interface Source {
@@ -15,10 +15,10 @@ export async function openSource(path: string): Promise<Source> {
   if (path === '-' || path === '') return {name: 'stdin', stream: process.stdin}
   try {
     const s = await stat(path)
-    if (s.isDirectory()) throw new SpanError(`${path}: is a directory`)
+    if (s.isDirectory()) throw new SpanError(`${quote(path)}: is a directory`)
   } catch (err) {
     if (err instanceof SpanError) throw err
-    throw new SpanError(`${path}: no such file`)
+    throw new SpanError(`${quote(path)}: no such file`)
   }
   const stream = createReadStream(path)
   stream.on('error', (err: Error & {path?: string}) => {

@@ -37,7 +37,7 @@ export function alignedLabels(task: CompareTask, goldPath: string, predPath: str
   }
   const examples = readSwagFile(goldPath, {requireLabel: true})
   const gold = examples.map((e) => String(e.label))
-  const choices = Array.from({length: Math.max(...examples.map((e) => e.endings.length))}, (_, i) => String(i))
+  const choices = Array.from({length: examples.reduce((a, e) => Math.max(a, e.endings.length), 0)}, (_, i) => String(i))
   return {gold, pred: readLabelLines(gold, predPath, choices, goldPath)}
 }
 

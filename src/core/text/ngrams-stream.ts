@@ -69,7 +69,7 @@ export function segmentText(text: string, split: WordSplitter, seg: Segmenter): 
     const ws = split.words(sentence)
     const at = words.length
     for (const [s, e] of seg(ws)) segments.push([s + at, e + at])
-    words.push(...ws)
+    for (const w of ws) words.push(w) // no push(...ws): a line of a million words would overflow the call stack
   }
   return {words, segments}
 }

@@ -1,4 +1,4 @@
-import {SpanError, errorAt} from '../stream/errors.js'
+import {UsageError, errorAt} from '../stream/errors.js'
 import type {LineBatch} from '../stream/bytelines.js'
 import type {Rec} from '../stream/ndjson.js'
 import type {LineWriter} from '../stream/writer.js'
@@ -42,7 +42,7 @@ export function docStartPattern(source: string | undefined): RegExp | null {
   try {
     return new RegExp(source)
   } catch (err) {
-    throw new SpanError(`--doc-start: ${(err as Error).message}`)
+    throw new UsageError(`--doc-start: ${(err as Error).message}`)
   }
 }
 
@@ -60,7 +60,7 @@ export interface Shard {
 export function parseShard(s: string | undefined): Shard | null {
   if (s === undefined) return null
   const m = /^(\d+)\/(\d+)$/.exec(s.trim())
-  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) throw new SpanError(`--shard ${s}: expected K/N with 0 ≤ K < N, e.g. 0/4`, 2)
+  if (!m || Number(m[2]) < 1 || Number(m[1]) >= Number(m[2])) throw new UsageError(`--shard ${s}: expected K/N with 0 ≤ K < N, e.g. 0/4`)
   return {k: Number(m[1]), n: Number(m[2])}
 }
 

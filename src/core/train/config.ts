@@ -3,7 +3,8 @@ import {join} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
-import {SpanError} from '../stream/errors.js'
+import {SpanError, UsageError} from '../stream/errors.js'
+import {parseJsonText} from '../util/json.js'
 
 /** The resolved config saved beside every pre-training checkpoint. */
 export const TRAIN_CONFIG_FILE = 'train_config.json'
@@ -76,26 +77,22 @@ export function readConfigFile(path: string): TrainConfigValues {
   } catch {
     throw new SpanError(`${path}: config file not found`)
   }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (err) {
-    throw new SpanError(`${path}: invalid JSON: ${(err as Error).message}`)
-  }
+  const json = parseJsonText(text, path)
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object of flag names`)
   return json as TrainConfigValues
 }
 
-/** Layers the sources in order (later wins), then checks every value. */
+/** Layers the sources in order (later wins), then checks every value against where it came from. */
 export function resolveConfig(layers: {name: string; values: TrainConfigValues}[]): TrainConfig {
   const out: Record<string, unknown> = {...DEFAULTS}
+  const origin: Record<string, string> = {}
   for (const {name, values} of layers) {
     for (const [k, v] of Object.entries(values)) {
-      if (!(k in DEFAULTS)) throw new SpanError(`${name}: unknown setting "${k}" (settings are the flag names of span pretrain)`)
-      if (v !== undefined) out[k] = v
+      if (!Object.hasOwn(DEFAULTS, k)) throw new SpanError(`${name}: unknown setting ${JSON.stringify(k)} (settings are the flag names of span pretrain)`)
+      if (v !== undefined) [out[k], origin[k]] = [v, name]
     }
   }
-  return checkTrainConfig(out as unknown as TrainConfig)
+  return checkTrainConfig(out as unknown as TrainConfig, origin)
 }
 
 /** The warm-up actually used: --warmup, else 10,000 steps capped at 10% of a short run (docs/algorithms.md#model-and-optimisation). */
@@ -103,8 +100,17 @@ export function resolveWarmup(c: TrainConfig): number {
   return c.warmup ?? Math.min(10_000, Math.ceil(0.1 * c['max-steps']))
 }
 
-export function checkTrainConfig(c: TrainConfig): TrainConfig {
-  const bad = (k: string, want: string) => new SpanError(`setting "${k}" must be ${want}, got ${JSON.stringify((c as unknown as Record<string, unknown>)[k])}`)
+/**
+ * Checks every setting. A bad value given as a flag (origin `flags`) is a usage error (exit 2,
+ * `--k …`); one read from a file (--config, a resumed run's train_config.json) is that file's
+ * data error (exit 1, naming it).
+ */
+export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> = {}): TrainConfig {
+  const bad = (k: string, want: string) => {
+    const got = JSON.stringify((c as unknown as Record<string, unknown>)[k])
+    if (origin[k] === 'flags') return new UsageError(`--${k} must be ${want}, got ${got}`)
+    return new SpanError(`${origin[k] ? `${origin[k]}: ` : ''}setting "${k}" must be ${want}, got ${got}`)
+  }
   const ints: [keyof TrainConfig, number, boolean][] = [
     ['batch-size', 1, false], ['accumulate', 1, false], ['max-steps', 1, false], ['log-every', 1, false],
     ['eval-every', 1, false], ['save-every', 1, false], ['keep', 1, false], ['max-span', 1, false], ['seed', 0, false],
@@ -121,14 +127,29 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
     if (typeof v !== 'number' || !(v >= lo && v <= hi)) throw bad(k, `a number in [${lo}, ${hi}]`)
   }
   if (c.dropout !== null && !(typeof c.dropout === 'number' && c.dropout >= 0 && c.dropout < 1)) throw bad('dropout', 'a number in [0, 1)')
-  if (!(c.preset in PRESETS)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
+  if (typeof c.preset !== 'string' || !Object.hasOwn(PRESETS, c.preset)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
   if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
-  c.objectives = parseObjectives(c.objectives).join(',')
+  try {
+    c.objectives = parseObjectives(c.objectives).join(',')
+  } catch (err) {
+    throw bad('objectives', `a list of mlm, sbo, nsp that includes mlm (${(err as Error).message})`)
+  }
+  checkHeads(c, origin)
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
+}
+
+/** The model's hidden size must split evenly over its heads; checked before any data is read. */
+function checkHeads(c: TrainConfig, origin: Record<string, string>): void {
+  const p = PRESETS[c.preset as keyof typeof PRESETS]
+  const [hidden, heads] = [c.hidden ?? p.hidden_size, c.heads ?? p.num_attention_heads]
+  if (hidden % heads === 0) return
+  const why = `hidden size ${hidden} is not a multiple of ${heads} attention heads (each head takes hidden/heads dimensions)`
+  const from = [origin.hidden, origin.heads].find((o) => o !== undefined && o !== 'flags')
+  throw from ? new SpanError(`${from}: ${why}`) : new UsageError(`--hidden, --heads: ${why}`)
 }
 
 /** Flags of span pretrain that are not settings of the run. */

@@ -2,6 +2,7 @@ import {readFile, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {type CheckpointFile, SPECIAL_TOKENS, SPECIAL_TOKENS_MAP} from '../model/checkpoint.js'
 import {SpanError} from '../stream/errors.js'
+import {parseJsonText} from '../util/json.js'
 
 export const FINETUNE_CONFIG_FILE = 'finetune_config.json'
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json'
@@ -77,13 +78,9 @@ export async function readFinetuneConfig(dir: string): Promise<Record<string, un
   } catch {
     return {}
   }
-  try {
-    const json = JSON.parse(text) as unknown
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error('not a JSON object')
-    return json as Record<string, unknown>
-  } catch (err) {
-    throw new SpanError(`${path}: ${(err as Error).message}`)
-  }
+  const json = parseJsonText(text, path)
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: not a JSON object`)
+  return json as Record<string, unknown>
 }
 
 /** A number a saved config holds under key, else dflt. */

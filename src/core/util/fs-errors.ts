@@ -1,11 +1,12 @@
 import {SpanError} from '../stream/errors.js'
+import {quote} from './errors.js'
 
 /**
  * Node's filesystem and allocation errors as the one-line `PATH: reason (CODE)` of a user
  * error (docs/cli.md "Errors and exit codes"). A temporary name (`x.tmp-PID`, `.x.tmp-PID`)
  * is shown as the output it stands for: the user never typed the temporary one.
  */
-const REASONS: Record<string, string> = {
+export const REASONS: Record<string, string> = {
   ENOENT: 'no such file or directory',
   EISDIR: 'is a directory',
   ENOTDIR: 'not a directory (a path component is a file)',
@@ -43,7 +44,7 @@ export function describeFsError(err: ErrnoError, what?: string): string {
   const code = err.code ?? ''
   const reason = REASONS[code] ? `${REASONS[code]} (${code})` : err.message.split('\n')[0]
   const path = what ?? (err.path ? untemp(err.dest && code === 'EISDIR' ? err.dest : err.path) : null)
-  return path ? `${path}: ${reason}` : reason
+  return path ? `${quote(path)}: ${reason}` : reason
 }
 
 /** A SpanError (exit 1) for an errno error; anything else is returned as it is. */

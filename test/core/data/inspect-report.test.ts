@@ -46,10 +46,8 @@ describe('text report', () => {
     expect(guessed.join('\n')).not.toContain('masking')
   })
 
-  it('warns in the report when targets and spans disagree', async () => {
+  it('refuses targets and spans that disagree instead of reporting on them', async () => {
     const ex = {ids: [2, 4, 4, 6, 3], targets: [[1, 5], [3, 6]], spans: [[1, 2, 'mask']]}
-    const lines = formatReport(await inspectRecords('x', stream([ex]), OPTS), paint(false))
-    expect(lines).toContain('  warning         1 targets lie outside every span')
-    expect(lines).toContain('  warning         1 span tokens are not targets')
+    await expect(inspectRecords('x', stream([ex]), OPTS)).rejects.toThrow('x:1: targets[1] at position 3 lies in no span')
   })
 })

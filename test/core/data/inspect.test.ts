@@ -102,10 +102,14 @@ describe('Inspector on masked examples', () => {
     expect(rows.at(-1)).toEqual({length: '>4', observed: 1, observedFraction: 1, theoretical: 0})
   })
 
-  it('counts targets outside spans and span tokens without a target', async () => {
-    const ex = {ids: [2, 4, 4, 6, 3], targets: [[1, 5], [3, 6]], spans: [[1, 2, 'mask']]}
-    const s = await inspectRecords('test', stream([ex]), options({kind: 'masked'}))
-    expect(s.masking!.consistency).toEqual({targetsOutsideSpans: 1, spanTokensWithoutTarget: 1})
+  it('refuses targets and spans that disagree, at source:line (issue 25 cause 8)', async () => {
+    const cases: [object, string][] = [
+      [{ids: [2, 4, 4, 6, 3], targets: [[1, 5], [3, 6]], spans: [[1, 2, 'mask']]}, 'test:1: targets[1] at position 3 lies in no span: targets and spans disagree'],
+      [{ids: [2, 4, 4, 6, 3], targets: [[1, 5]], spans: [[1, 2, 'mask']]}, 'test:1: position 2 lies in a span but is not a target: targets and spans disagree'],
+      [{ids: [2, 4, 4, 6, 3], targets: [[1, 5], [1, 5]], spans: [[1, 1, 'mask']]}, 'test:1: targets[1]: position 1 is a target twice'],
+      [{ids: [2, 4, 4, 6, 3], targets: [[1, 5], [2, 5]], spans: [[1, 2, 'mask'], [2, 2, 'keep']]}, 'test:1: spans[1] overlaps an earlier span at position 2'],
+    ]
+    for (const [ex, msg] of cases) await expect(inspectRecords('test', stream([ex]), options({kind: 'masked'}))).rejects.toThrow(msg)
   })
 })
 
@@ -180,7 +184,7 @@ describe('record kinds and bad records', () => {
     [{...EXAMPLE_B, targets: [[2, 99]]}, 'targets[0][1] = 99 is outside the vocabulary (size 13)'],
     [{...EXAMPLE_B, targets: [7]}, 'targets[0] must be a [position, original_id] pair'],
     [{...EXAMPLE_B, ids: [2, 'x', 3]}, 'ids[1] = "x" is not a token id'],
-    [{...EXAMPLE_B, doc: 'a'}, 'field "doc" must be an integer, got "a"'],
+    [{...EXAMPLE_B, doc: 'a'}, 'field "doc" must be an integer ≥ 0, got "a"'],
   ])('rejects a malformed masked example: %j', (value, message) => {
     const insp = new Inspector('in.ndjson', options({kind: 'masked'}))
     expect(() => insp.add(recs([value], 5)[0])).toThrow(`in.ndjson:5: ${message}`)

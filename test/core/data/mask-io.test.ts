@@ -22,7 +22,7 @@ describe('toBlockRecord', () => {
     expect(() => parse({ids: [101, 1.5, 102]})).toThrow('blocks.ndjson:4: ids[1] = 1.5 is not a token id')
     expect(() => parse({ids: [5, 6]})).toThrow(/^blocks.ndjson:4: expected blocks \(from span block\), got ids that do not start with \[CLS\] \(101\)/)
     expect(() => parse({ids: [101, 102], targets: []})).toThrow('blocks.ndjson:4: expected blocks (from span block), got a masked example (from span mask)')
-    expect(() => parse({doc: '1', ids: [101, 102]})).toThrow('blocks.ndjson:4: field "doc" must be an integer, got "1"')
+    expect(() => parse({doc: '1', ids: [101, 102]})).toThrow('blocks.ndjson:4: field "doc" must be an integer ≥ 0, got "1"')
     expect(() => parse({ids: [101, 102], segments: [0]})).toThrow('blocks.ndjson:4: field "segments" must be an array of 2 segment ids')
     expect(() => parse({ids: [101, 102], segments: [0, 2]})).toThrow('blocks.ndjson:4: segments[1] = 2: expected 0 or 1')
     expect(() => parse({ids: [101, 102], next: 'yes'})).toThrow('blocks.ndjson:4: field "next" must be true or false, got "yes"')

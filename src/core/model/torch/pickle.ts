@@ -67,11 +67,18 @@ export function allowedGlobal(module: string, name: string, source: string): Pic
 const MARK = Symbol('mark')
 type Value = unknown
 
+/**
+ * How deeply containers may nest. A state dict is a few levels deep (dict → tensor → its
+ * argument tuple → a storage id); the walkers over the unpickled value recurse, and a crafted
+ * pickle nested 100,000 deep overflowed the call stack. Refused by name past this.
+ */
+export const MAX_PICKLE_DEPTH = 100
+
 /** Reads one pickle from buf starting at `start`; returns the object and the position after STOP. */
 export function unpickle(buf: Uint8Array, start: number, source: string, persistentLoad: (pid: Value) => Value): {value: Value; end: number} {
   const r = new Reader(buf, start, source)
   const stack: Value[] = []
-  const m: Machine = {r, stack, memo: new Map(), persistentLoad, push: (v) => void stack.push(v)}
+  const m: Machine = {r, stack, memo: new Map(), persistentLoad, push: (v) => void stack.push(v), nest: new Nesting(r)}
   for (;;) {
     const op = r.u8()
     if (op === 0x2e) return {value: stack.pop(), end: r.pos} // STOP
@@ -132,6 +139,48 @@ class Reader {
   }
 }
 
+/**
+ * The depth of every container, exact because a container is sealed once it is put inside
+ * another (or handed to REDUCE or a persistent id): torch.save fills each container before
+ * nesting it, and changing a sealed one (what a self-referencing pickle does) is refused.
+ */
+class Nesting {
+  private readonly depth = new WeakMap<object, number>()
+  private readonly sealed = new WeakSet<object>()
+  constructor(private readonly r: Reader) {}
+
+  /** Seals `items` (about to be nested) and returns 1 + their deepest depth. */
+  private above(items: Value[]): number {
+    let d = 0
+    for (const v of items) {
+      if (v === null || typeof v !== 'object') continue
+      this.sealed.add(v)
+      d = Math.max(d, this.depth.get(v) ?? 1)
+    }
+    return d + 1
+  }
+
+  /** A new container holding `items`. */
+  made<T extends object>(container: T, items: Value[]): T {
+    this.set(container, this.above(items))
+    return container
+  }
+
+  /** `items` put into the existing container `target`. */
+  into(target: Value, items: Value[]): void {
+    const d = this.above(items)
+    if (target !== null && typeof target === 'object') {
+      if (this.sealed.has(target)) this.r.fail('a container changed after it was nested (a self-referencing or crafted pickle; torch.save never writes one)')
+      this.set(target, Math.max(this.depth.get(target) ?? 1, d))
+    }
+  }
+
+  private set(v: object, d: number): void {
+    if (d > MAX_PICKLE_DEPTH) this.r.fail(`containers nested more than ${MAX_PICKLE_DEPTH} deep (a state dict is a few levels deep)`)
+    this.depth.set(v, d)
+  }
+}
+
 /** Pops the items above the topmost mark, and the mark. */
 function popMark(stack: Value[], r: Reader): Value[] {
   const i = stack.lastIndexOf(MARK)
@@ -151,15 +200,20 @@ function pop(stack: Value[], r: Reader): Value {
   return stack.pop()
 }
 
-function setItems(target: Value, items: Value[], r: Reader): void {
-  if (!(target instanceof Map)) r.fail('SETITEM(S) on something that is not a dict')
+function setItems(m: Machine, target: Value, items: Value[]): void {
+  if (!(target instanceof Map)) m.r.fail('SETITEM(S) on something that is not a dict')
+  m.nest.into(target, items)
   for (let i = 0; i + 1 < items.length; i += 2) (target as Map<Value, Value>).set(items[i], items[i + 1])
 }
 
-function appendItems(target: Value, items: Value[], r: Reader): void {
-  if (!Array.isArray(target)) r.fail('APPEND(S) on something that is not a list')
-  ;(target as Value[]).push(...items)
+function appendItems(m: Machine, target: Value, items: Value[]): void {
+  if (!Array.isArray(target)) m.r.fail('APPEND(S) on something that is not a list')
+  m.nest.into(target, items)
+  for (const v of items) (target as Value[]).push(v) // no push(...items): a million items would overflow the call stack
 }
+
+/** A tuple or list of `items`, its depth recorded. */
+const seq = (m: Machine, items: Value[]): Value[] => m.nest.made(items, items)
 
 interface Machine {
   r: Reader
@@ -167,6 +221,7 @@ interface Machine {
   memo: Map<number, Value>
   persistentLoad: (pid: Value) => Value
   push: (v: Value) => void
+  nest: Nesting
 }
 
 /** One handler per allowed opcode; anything else is refused. */
@@ -250,44 +305,44 @@ const OPS: Record<number, (m: Machine) => void> = {
     m.push(m.r.bytes(m.r.u64()))
   }, // BINBYTES8
   0x74: (m) => {
-    m.push(popMark(m.stack, m.r))
+    m.push(seq(m, popMark(m.stack, m.r)))
   }, // TUPLE, LIST
   0x6c: (m) => {
-    m.push(popMark(m.stack, m.r))
+    m.push(seq(m, popMark(m.stack, m.r)))
   }, // TUPLE, LIST
   0x85: (m) => {
-    m.push([pop(m.stack, m.r)])
+    m.push(seq(m, [pop(m.stack, m.r)]))
   }, // TUPLE1
   0x86: (m) => {
     const b = pop(m.stack, m.r)
-    m.push([pop(m.stack, m.r), b])
+    m.push(seq(m, [pop(m.stack, m.r), b]))
   }, // TUPLE2
   0x87: (m) => {
     const c = pop(m.stack, m.r)
     const b = pop(m.stack, m.r)
-    m.push([pop(m.stack, m.r), b, c])
+    m.push(seq(m, [pop(m.stack, m.r), b, c]))
   }, // TUPLE3
   0x64: (m) => {
     const d = new Map()
-    setItems(d, popMark(m.stack, m.r), m.r)
+    setItems(m, d, popMark(m.stack, m.r))
     m.push(d)
   }, // DICT
   0x61: (m) => {
     const v = pop(m.stack, m.r)
-    appendItems(top(m.stack, m.r), [v], m.r)
+    appendItems(m, top(m.stack, m.r), [v])
   }, // APPEND
   0x65: (m) => {
     const items = popMark(m.stack, m.r)
-    appendItems(top(m.stack, m.r), items, m.r)
+    appendItems(m, top(m.stack, m.r), items)
   }, // APPENDS
   0x73: (m) => {
     const v = pop(m.stack, m.r)
     const k = pop(m.stack, m.r)
-    setItems(top(m.stack, m.r), [k, v], m.r)
+    setItems(m, top(m.stack, m.r), [k, v])
   }, // SETITEM
   0x75: (m) => {
     const items = popMark(m.stack, m.r)
-    setItems(top(m.stack, m.r), items, m.r)
+    setItems(m, top(m.stack, m.r), items)
   }, // SETITEMS
   0x71: (m) => {
     m.memo.set(m.r.u8(), top(m.stack, m.r))
@@ -326,17 +381,22 @@ const OPS: Record<number, (m: Machine) => void> = {
   0x93: (m) => {
     const name = pop(m.stack, m.r)
     const module = pop(m.stack, m.r)
-    m.push(allowedGlobal(String(module), String(name), m.r.source))
+    if (typeof module !== 'string' || typeof name !== 'string') m.r.fail('STACK_GLOBAL of something that is not a module and name')
+    m.push(allowedGlobal(module as string, name as string, m.r.source))
   }, // STACK_GLOBAL
   0x51: (m) => {
-    m.push(m.persistentLoad(pop(m.stack, m.r)))
+    const pid = pop(m.stack, m.r)
+    m.nest.made({}, [pid]) // seals the id
+    m.push(m.persistentLoad(pid))
   }, // BINPERSID
   0x50: (m) => {
     m.push(m.persistentLoad(m.r.line()))
   }, // PERSID
   0x52: (m) => {
     const args = pop(m.stack, m.r)
-    m.push(call(pop(m.stack, m.r), args, m.r))
+    const fn = pop(m.stack, m.r)
+    const made = call(fn, args, m.r)
+    m.push(made !== null && typeof made === 'object' ? m.nest.made(made, [args]) : made)
   }, // REDUCE
   0x62: (m) => {
     pop(m.stack, m.r)

@@ -5,7 +5,7 @@
 import {glueScores, type GlueScores} from '../../metrics/glue-score.js'
 import type {Warn} from '../../metrics/glue.js'
 import {mcnemar, type McNemarResult, type McNemarTest} from '../../metrics/mcnemar.js'
-import {SpanError, errorAt} from '../../stream/errors.js'
+import {SpanError, UsageError, errorAt} from '../../stream/errors.js'
 import {openSource} from '../../stream/lines.js'
 import type {Prediction} from './predictions.js'
 import {readPredictions} from './predictions.js'
@@ -73,7 +73,7 @@ export interface Comparison {
 
 /** `span eval compare`: McNemar's test of two systems' predictions on one classification task (§4.2, table 2). */
 export async function compareGlue(task: GlueTask, goldPath: string, aPath: string, bPath: string, test?: McNemarTest): Promise<Comparison> {
-  if (task.labels === null) throw new SpanError(`McNemar's test needs a classification task; ${task.name} is a regression task`)
+  if (task.labels === null) throw new UsageError(`McNemar's test needs a classification task; ${task.name} is a regression task`)
   const gold = await readGold(goldPath, task)
   const a = await readAligned(aPath, task, gold)
   const b = await readAligned(bPath, task, gold)

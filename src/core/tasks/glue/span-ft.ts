@@ -10,7 +10,7 @@
  * span exceeds any n-gram of ≤ 5 words. `--span-ft-defaults paper` gives r 16, l 64 (l 128 for
  * the sentence-pair tasks with long inputs: MNLI, QNLI, RTE); --max-spans/--max-span-tokens win over both.
  */
-import {SpanError} from '../../stream/errors.js'
+import {UsageError} from '../../stream/errors.js'
 import {Rng} from '../../util/rng.js'
 import {shuffleSpans} from '../../model/span-index.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'
@@ -79,9 +79,9 @@ export function spanFtConfig(o: SpanFtOptions, base: SpanDefaults): SpanFtConfig
   const r = none ? 1 : (o.maxSpans ?? d.r)
   const l = none ? o.maxLen : (o.maxSpanTokens ?? d.l)
   const k = 3 - 2 * o.padding // positions the kernel needs with this padding
-  if (none && l < 2 * k - 1) throw new SpanError(`--segmentation none needs --max-len ≥ ${2 * k - 1} with --span-ft-padding ${o.padding}`, 2)
+  if (none && l < 2 * k - 1) throw new UsageError(`--segmentation none needs --max-len ≥ ${2 * k - 1} with --span-ft-padding ${o.padding}`)
   if (!none && (r < Math.max(k, 4) || l < k))
-    throw new SpanError(`--max-spans must be ≥ ${Math.max(k, 4)} and --max-span-tokens ≥ ${k} with --span-ft-padding ${o.padding}`, 2)
+    throw new UsageError(`--max-spans must be ≥ ${Math.max(k, 4)} and --max-span-tokens ≥ ${k} with --span-ft-padding ${o.padding}`)
   const truncation = o.truncation ?? 'bert'
   return {max_spans: r, max_span_tokens: l, padding: o.padding, pool: 'reference', cls: o.cls, segmentation: o.segmentation, level: 'sentence', truncation}
 }

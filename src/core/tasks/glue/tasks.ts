@@ -7,7 +7,7 @@
  * train has 12 columns, dev 16; test files have no label column) share one description.
  */
 import type {MetricKind} from '../../metrics/glue-score.js'
-import {SpanError} from '../../stream/errors.js'
+import {UsageError} from '../../stream/errors.js'
 
 export type GlueTaskName = 'CoLA' | 'SST-2' | 'MRPC' | 'STS-B' | 'QQP' | 'MNLI' | 'QNLI' | 'RTE' | 'WNLI'
 
@@ -50,7 +50,7 @@ const ALIASES: Record<string, GlueTaskName> = {mnlim: 'MNLI', mnlimm: 'MNLI'}
 export function glueTask(name: string): GlueTask {
   const key = name.toLowerCase().replace(/[-_]/g, '')
   const hit = GLUE_TASK_NAMES.find((t) => t.toLowerCase().replace('-', '') === key) ?? ALIASES[key]
-  if (!hit) throw new SpanError(`unknown GLUE task ${JSON.stringify(name)} (one of ${GLUE_TASK_NAMES.join(', ')})`)
+  if (!hit) throw new UsageError(`unknown GLUE task ${JSON.stringify(name)} (one of ${GLUE_TASK_NAMES.join(', ')})`)
   return GLUE_TASKS[hit]
 }
 

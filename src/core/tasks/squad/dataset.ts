@@ -52,7 +52,9 @@ export function parseSquad(json: unknown, source: string, opts: ReadOptions = {}
   json.data.forEach((article, a) => {
     if (!isObject(article) || !Array.isArray(article.paragraphs)) throw ctx.bad(`data[${a}]`, 'has no "paragraphs" list')
     const title = typeof article.title === 'string' ? article.title : ''
-    article.paragraphs.forEach((p, i) => examples.push(...readParagraph(p, `data[${a}].paragraphs[${i}]`, title, ctx)))
+    article.paragraphs.forEach((p, i) => {
+      for (const ex of readParagraph(p, `data[${a}].paragraphs[${i}]`, title, ctx)) examples.push(ex) // no spread: any number of questions
+    })
   })
   if (examples.length === 0) throw errorIn(source, `no questions in the dataset`)
   if (opts.checkOffsets) for (const ex of examples) checkAnswerOffsets(ex, source)

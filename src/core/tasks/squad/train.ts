@@ -138,7 +138,7 @@ export async function devScores(run: SquadRun): Promise<DevScores> {
  */
 function realizableThresholds(r: DevScores, gold: GoldQuestion[], preds: Map<string, string>, odds: Map<string, number>): DevScores {
   const out = {...r}
-  const below = Math.min(...odds.values()) - 1
+  const below = [...odds.values()].reduce((a, b) => Math.min(a, b), Infinity) - 1 // not Math.min(...): any number of questions
   for (const [best, key] of [['best_f1', 'f1'], ['best_exact', 'exact']] as const) {
     const t = r[`${best}_thresh`]
     const applied = new Map([...preds].map(([q, text]) => [q, (odds.get(q) ?? 0) > t ? '' : text]))
