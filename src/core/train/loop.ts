@@ -68,6 +68,7 @@ interface Run {
   bestLoss: number | null // the lowest evaluation loss so far (best/)
   dp: DataParallel // this rank's share, collectives, rank 0 writes (README "Training on many processes")
   plan: MemoryPlan // said before step 1; checked against the peak at the end
+  planNotes: string[] // its lines on stderr
 }
 
 /**
@@ -126,12 +127,12 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   const initVocab = init ? await checkpointVocab(init, c.vocab ?? undefined) : null
   const data = await prepareData(c, (vocab) => fits(withDropout(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), c.dropout)), spec.resume, initVocab)
   let backend: BackendInfo
-  let plan: MemoryPlan
+  let plan: {plan: MemoryPlan; notes: string[]}
   try {
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
     backend = await initBackend(c.backend as BackendChoice, c.threads ?? undefined)
-    plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size, log) // before any tensor: refuses what cannot fit
+    plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size) // before any tensor: refuses what cannot fit
   } catch (err) {
     await data.index.close()
     throw err
@@ -139,7 +140,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   const state = await startModel(spec, data, log, dp)
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
-  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp, plan}
+  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp, plan: plan.plan, planNotes: plan.notes}
 }
 
 /** The model config, once checked to fit in memory (before any tensor is made). */
@@ -224,6 +225,7 @@ function describe(run: Run, io: TrainIO): void {
     `${run.model.params.size()} parameters, objectives ${m.objectives.join(',')}; backend ${run.backend.name}; ` +
     `${run.data.index.size} ${run.data.rules.kind === 'blocks' ? 'blocks (masked dynamically, a fresh mask every epoch)' : 'masked examples'}` +
     (run.step > 0 ? `; resuming at step ${run.step}` : ''))
+  for (const line of run.planNotes) io.log(line)
   const {size} = run.dp
   io.log(`effective batch ${size * microBatch(run) * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
   const advice = size > 1 && run.dp.writes ? stopAdvice() : null

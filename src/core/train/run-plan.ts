@@ -34,9 +34,16 @@ export function effectiveRows(c: TrainConfig, world: number): {global: number; p
 
 /**
  * Resolves `auto` (c['batch-size'] and c.accumulate become numbers), checks the plan against the
- * budget (HEADROOM of it), logs the plan. `world` processes share the machine's memory.
+ * budget (HEADROOM of it) and returns it with the lines that say it (logged once the run has
+ * started: a resume's own errors come first). `world` processes share the machine's memory.
  */
-export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number, log: (line: string) => void): MemoryPlan {
+export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number): {plan: MemoryPlan; notes: string[]} {
+  const notes: string[] = []
+  const plan = resolvePlan(c, shape, backend, world, (line) => notes.push(line))
+  return {plan, notes}
+}
+
+function resolvePlan(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number, log: (line: string) => void): MemoryPlan {
   const rows = effectiveRows(c, world)
   const budget = memoryBudget(backend)
   const limit = budget ? (HEADROOM * budget.bytes) / world : Infinity

@@ -70,8 +70,7 @@ describe('planRun', () => {
 
   it('resolves auto to the largest micro-batch that fits under 80%, accumulating to the effective batch', () => {
     const c = resolveConfig([])
-    const log: string[] = []
-    withMemory(roomFor(8), () => planRun(c, s, backend, 1, (l) => log.push(l)))
+    const log = withMemory(roomFor(8), () => planRun(c, s, backend, 1)).notes
     expect([c['batch-size'], c.accumulate]).toEqual([8, 4])
     expect(log[0]).toMatch(/^--batch-size auto: 8 × --accumulate 4 = the effective batch 32 /)
     expect(log[1]).toMatch(/^memory plan \(fp32, backend native\): 4\.5M parameters, .* for a micro-batch of 8 × 512 tokens; .* of \S+ MiB SPAN_MEMORY_AVAILABLE/)
@@ -89,7 +88,7 @@ describe('planRun', () => {
     const c = resolveConfig([{name: 'flags', values: {'batch-size': 32}}])
     const err = withMemory(roomFor(8), () => {
       try {
-        planRun(c, s, backend, 1, () => {})
+        planRun(c, s, backend, 1)
       } catch (e) {
         return e as Error & {exitCode: number}
       }
@@ -102,8 +101,7 @@ describe('planRun', () => {
 
   it('says so when the backend does not tell its memory, and checks nothing', () => {
     const c = resolveConfig([{name: 'flags', values: {'batch-size': 4}}])
-    const log: string[] = []
-    planRun(c, s, {name: 'tensorflow-gpu', tfName: 'tensorflow'}, 1, (l) => log.push(l))
+    const log = planRun(c, s, {name: 'tensorflow-gpu', tfName: 'tensorflow'}, 1).notes
     expect(log[0]).toMatch(/the memory there is is not known, so the plan is not checked/)
   })
 })
