@@ -15,9 +15,13 @@ import {parseArgs} from 'node:util'
 const root = join(import.meta.dirname, '..')
 const shared = process.env.SPAN_SHARED_DATA ?? join(root, '..', 'shared', 'data')
 const DEFAULT_RUNS = 'tiny:128:8,tiny:128:32,tiny:512:8,tiny:512:32,mini:128:8,mini:128:32,mini:512:8,base:128:2,base:128:8,base:512:2'
-const {values: o} = parseArgs({options: {
-  runs: {type: 'string', default: DEFAULT_RUNS}, steps: {type: 'string', default: '3'}, backend: {type: 'string', default: 'native'},
-}})
+const {values: o} = parseArgs({
+  options: {
+    runs: {type: 'string', default: DEFAULT_RUNS},
+    steps: {type: 'string', default: '3'},
+    backend: {type: 'string', default: 'native'},
+  },
+})
 const span = (args, opts = {}) => spawnSync(process.execPath, [join(root, 'bin', 'run.js'), ...args], {encoding: 'utf8', maxBuffer: 1 << 30, ...opts})
 
 /** Blocks of exactly len tokens ([CLS] … [SEP]) from the tokenized text, with the stream's header. */
@@ -34,7 +38,10 @@ function fullBlocks(tokens, len) {
 /** Runs span pretrain; its last lines say the peak resident memory and the plan (the same maxrss /usr/bin/time reads). */
 function measure(file, preset, batch, dir) {
   const t0 = performance.now()
-  const r = span(['pretrain', file, '--preset', preset, '--batch-size', String(batch), '--max-steps', o.steps, '--warmup', '1', '--backend', o.backend, '--out', dir], {stdio: ['ignore', 'ignore', 'pipe']})
+  const r = span(
+    ['pretrain', file, '--preset', preset, '--batch-size', String(batch), '--max-steps', o.steps, '--warmup', '1', '--backend', o.backend, '--out', dir],
+    {stdio: ['ignore', 'ignore', 'pipe']},
+  )
   if (r.status !== 0) throw new Error(`span pretrain failed (${r.status}): ${r.stderr.trim().split('\n').at(-1)}`)
   const m = /peak resident memory ([\d.]+) (MiB|GiB) \(the memory plan said about ([\d.]+) (MiB|GiB)\)/.exec(r.stderr)
   const mib = (v, u) => Number(v) * (u === 'GiB' ? 1024 : 1)
@@ -58,9 +65,13 @@ try {
     const r = measure(files.get(len), preset, Number(batch), join(tmp, `run-${run.replace(/:/g, '-')}`))
     const err = (r.plan - r.peak) / r.peak
     worst = Math.max(worst, Math.abs(err))
-    console.log(`${preset.padEnd(6)} ${len.padStart(4)} ${batch.padStart(6)} ${r.peak.toFixed(0).padStart(10)} ${r.plan.toFixed(0).padStart(9)} ${(100 * err).toFixed(1).padStart(6)}% ${r.seconds.toFixed(0).padStart(8)}`)
+    console.log(
+      `${preset.padEnd(6)} ${len.padStart(4)} ${batch.padStart(6)} ${r.peak.toFixed(0).padStart(10)} ${r.plan.toFixed(0).padStart(9)} ${(100 * err).toFixed(1).padStart(6)}% ${r.seconds.toFixed(0).padStart(8)}`,
+    )
   }
-  console.log(`largest error ${(100 * worst).toFixed(1)}% (the plan is meant to be within 25%); load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
+  console.log(
+    `largest error ${(100 * worst).toFixed(1)}% (the plan is meant to be within 25%); load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  )
 } finally {
   rmSync(tmp, {recursive: true, force: true})
 }

@@ -16,6 +16,9 @@ export function batchFlags() {
         return n
       },
     })(),
-    'effective-batch': Flags.integer({description: 'examples per optimisation step, over micro-batches and processes (default: --batch-size × --accumulate, 32 with auto)', min: 1}),
+    'effective-batch': Flags.integer({
+      description: 'examples per optimisation step, over micro-batches and processes (default: --batch-size × --accumulate, 32 with auto)',
+      min: 1,
+    }),
   }
 }

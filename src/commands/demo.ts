@@ -42,7 +42,8 @@ export default class Demo extends SpanCommand {
     const report: string[] = []
     await this.pretrain(f, o, rows, report)
     if (o.epochs > 0) await this.squad(f, o, rows, report)
-    const learned = learnedTable(await modelHeldOut(f.pretrainMetrics), await unigramBaseline(f.pretrainTrain, f.pretrainEval, loadVocab(DEFAULT_VOCAB).tokens.length), DEMO_HELD_OUT)
+    const V = loadVocab(DEFAULT_VOCAB).tokens.length
+    const learned = learnedTable(await modelHeldOut(f.pretrainMetrics), await unigramBaseline(f.pretrainTrain, f.pretrainEval, V), DEMO_HELD_OUT, V)
     this.step(`done: files in ${f.dir}`)
     this.say([...report, '', 'results', ...resultsTable(rows, (Date.now() - started) / 1000), '', ...learned, '', ...this.files(f, o)])
   }

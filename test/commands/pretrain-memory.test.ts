@@ -22,7 +22,8 @@ function fullBlocks(len: number, count: number): string {
   const rng = new Rng(len)
   const {cls, sep} = fixtureVocab.special
   const lines = [header('blocks')]
-  for (let i = 0; i < count; i++) lines.push(JSON.stringify({doc: i, ids: [cls, ...Array.from({length: len - 2}, () => 5 + rng.int(fixtureVocab.tokens.length - 5)), sep]}))
+  for (let i = 0; i < count; i++)
+    lines.push(JSON.stringify({doc: i, ids: [cls, ...Array.from({length: len - 2}, () => 5 + rng.int(fixtureVocab.tokens.length - 5)), sep]}))
   writeFileSync(path, lines.join('\n') + '\n')
   return path
 }
@@ -40,7 +41,9 @@ describe('span pretrain: the memory plan', () => {
 
   it('refuses a run that cannot fit: one line with what would fit, exit 1, nothing written', () => {
     const out = join(tmp, 'refused')
-    const r = runSpan(['pretrain', blocks512, '--preset', 'tiny', '--batch-size', '32', '--max-steps', '2', '--out', out], {env: env(HEADROOM ? planned(8, 512) / HEADROOM + MiB : 0)})
+    const r = runSpan(['pretrain', blocks512, '--preset', 'tiny', '--batch-size', '32', '--max-steps', '2', '--out', out], {
+      env: env(HEADROOM ? planned(8, 512) / HEADROOM + MiB : 0),
+    })
     expect(r.code).toBe(1)
     expect(r.stdout).toBe('')
     const lines = r.stderr.trimEnd().split('\n')
@@ -57,8 +60,12 @@ describe('span pretrain: the memory plan', () => {
     const room = env(planned(8, 128, small) / HEADROOM + 0.1 * MiB)
     const r = runSpan(['pretrain', blocks128, ...SMALL, '--max-steps', '1', '--out', out], {env: room})
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(/span pretrain: --batch-size auto: 8 × --accumulate 4 = the effective batch 32 \(the largest micro-batch of it that fits under 80% of the SPAN_MEMORY_AVAILABLE\)\n/)
-    expect(r.stderr).toMatch(/span pretrain: memory plan \(fp32, backend wasm\): \S+M parameters, weights \S+ MiB, gradients and AdamW state \S+ MiB; activations \S+ MiB and decoder logits \S+ MiB for a micro-batch of 8 × 128 tokens; runtime \S+ MiB; about \S+ MiB at the peak of \S+ MiB SPAN_MEMORY_AVAILABLE \(a run may plan 80% of it\)\n/)
+    expect(r.stderr).toMatch(
+      /span pretrain: --batch-size auto: 8 × --accumulate 4 = the effective batch 32 \(the largest micro-batch of it that fits under 80% of the SPAN_MEMORY_AVAILABLE\)\n/,
+    )
+    expect(r.stderr).toMatch(
+      /span pretrain: memory plan \(fp32, backend wasm\): \S+M parameters, weights \S+ MiB, gradients and AdamW state \S+ MiB; activations \S+ MiB and decoder logits \S+ MiB for a micro-batch of 8 × 128 tokens; runtime \S+ MiB; about \S+ MiB at the peak of \S+ MiB SPAN_MEMORY_AVAILABLE \(a run may plan 80% of it\)\n/,
+    )
     expect(r.stderr).toContain('span pretrain: effective batch 32: 1 process × --batch-size 8 × --accumulate 4\n')
     expect(r.stderr).toMatch(/ s a step\)\n/) // the time per step, once measured
     const saved = JSON.parse(readFileSync(join(out, 'checkpoint-1', 'train_config.json'), 'utf8'))
@@ -68,7 +75,20 @@ describe('span pretrain: the memory plan', () => {
   })
 
   it.skipIf(!loadNative().available).each([128, 512])('plans within a quarter of the peak resident memory it measures (tiny, length %i, native)', (len) => {
-    const r = runSpan(['pretrain', len === 512 ? blocks512 : blocks128, '--preset', 'tiny', '--batch-size', '8', '--max-steps', '2', '--backend', 'native', '--out', join(tmp, `peak-${len}`)])
+    const r = runSpan([
+      'pretrain',
+      len === 512 ? blocks512 : blocks128,
+      '--preset',
+      'tiny',
+      '--batch-size',
+      '8',
+      '--max-steps',
+      '2',
+      '--backend',
+      'native',
+      '--out',
+      join(tmp, `peak-${len}`),
+    ])
     expect(r.code, r.stderr).toBe(0)
     const m = /span pretrain: peak resident memory ([\d.]+) (MiB|GiB) \(the memory plan said about ([\d.]+) (MiB|GiB)\)/.exec(r.stderr)
     expect(m).not.toBeNull()

@@ -71,15 +71,29 @@ export async function unigramBaseline(trainFile: string, heldOutFile: string, vo
   }
   const held = await readMasked(heldOutFile)
   const mlm = held.flatMap((ex) => ex.targets.map(([, id]) => id))
-  return {mlm: unigramOn(counts, total, vocabSize, mlm), sbo: unigramOn(counts, total, vocabSize, held.flatMap((ex) => sboTargets(ex)))}
+  return {
+    mlm: unigramOn(counts, total, vocabSize, mlm),
+    sbo: unigramOn(
+      counts,
+      total,
+      vocabSize,
+      held.flatMap((ex) => sboTargets(ex)),
+    ),
+  }
 }
 
 /** The model's held-out figures from the last evaluation record of its metrics NDJSON. */
 export async function modelHeldOut(metricsFile: string): Promise<{mlm: HeldOut; sbo: HeldOut | null; step: number}> {
-  const evals = (await readFile(metricsFile, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, number | string>).filter((r) => r.split === 'eval')
+  const evals = (await readFile(metricsFile, 'utf8'))
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number | string>)
+    .filter((r) => r.split === 'eval')
   const last = evals.at(-1)
   if (!last) throw new Error(`${metricsFile}: no evaluation record`)
   const head = (k: 'mlm' | 'sbo'): HeldOut | null =>
-    typeof last[`${k}_loss`] === 'number' ? {crossEntropy: last[`${k}_loss`] as number, accuracy: last[`${k}_acc`] as number, targets: Number(last.targets)} : null
+    typeof last[`${k}_loss`] === 'number'
+      ? {crossEntropy: last[`${k}_loss`] as number, accuracy: last[`${k}_acc`] as number, targets: Number(last.targets)}
+      : null
   return {mlm: head('mlm') as HeldOut, sbo: head('sbo'), step: Number(last.step)}
 }

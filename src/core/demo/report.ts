@@ -50,20 +50,44 @@ export function squadRow(c: Curves, epochs: number, scores: {exact_match: number
   }
 }
 
-/** What the model learned: its held-out figures per head beside the unigram baseline's on the same targets (learned.ts). */
-export function learnedTable(model: {mlm: HeldOut; sbo: HeldOut | null; step: number}, baseline: {mlm: HeldOut; sbo: HeldOut}, held: number): string[] {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`
-  const rows: string[][] = [['', 'cross-entropy', 'accuracy', 'cross-entropy', 'accuracy']]
-  rows.push(['masked tokens (MLM head)', model.mlm.crossEntropy.toFixed(2), pct(model.mlm.accuracy), baseline.mlm.crossEntropy.toFixed(2), pct(baseline.mlm.accuracy)])
-  if (model.sbo) rows.push(['from span boundaries (SBO head)', model.sbo.crossEntropy.toFixed(2), pct(model.sbo.accuracy), baseline.sbo.crossEntropy.toFixed(2), pct(baseline.sbo.accuracy)])
+/**
+ * What the model learned: its held-out figures per head between two baselines on the same targets
+ * (learned.ts): a uniform guess over the vocabulary (the untrained model's level, ln V nats) and
+ * a unigram model (token frequencies without context).
+ */
+export function learnedTable(
+  model: {mlm: HeldOut; sbo: HeldOut | null; step: number},
+  baseline: {mlm: HeldOut; sbo: HeldOut},
+  held: number,
+  vocabSize: number,
+): string[] {
+  const pct = (x: number) => `${(100 * x).toFixed(x < 0.001 ? 2 : 1)}%`
+  const uniform = [Math.log(vocabSize).toFixed(2), pct(1 / vocabSize)]
+  const row = (name: string, m: HeldOut, b: HeldOut) => [
+    name,
+    ...uniform,
+    m.crossEntropy.toFixed(2),
+    pct(m.accuracy),
+    b.crossEntropy.toFixed(2),
+    pct(b.accuracy),
+  ]
+  const rows: string[][] = [['', 'cross-entropy', 'accuracy', 'cross-entropy', 'accuracy', 'cross-entropy', 'accuracy']]
+  rows.push(row('masked tokens (MLM head)', model.mlm, baseline.mlm))
+  if (model.sbo) rows.push(row('from span boundaries (SBO head)', model.sbo, baseline.sbo))
   const w = rows[0].map((_, j) => Math.max(...rows.map((r) => r[j].length)))
-  const line = (r: string[]) => `  ${r[0].padEnd(w[0])}   ${r.slice(1).map((x, j) => x.padStart(w[j + 1])).join('   ')}`.trimEnd()
-  const groups = `  ${''.padEnd(w[0])}   ${'tiny model'.padEnd(w[1] + 3 + w[2])}   unigram baseline`
+  const line = (r: string[]) =>
+    `  ${r[0].padEnd(w[0])}   ${r
+      .slice(1)
+      .map((x, j) => x.padStart(w[j + 1]))
+      .join('   ')}`.trimEnd()
+  const group = (name: string, j: number) => name.padEnd(w[j] + 3 + w[j + 1])
   return [
     `what the tiny model learned in ${model.step} steps: the ${model.mlm.targets} masked tokens of the ${held} held-out examples`,
-    groups.trimEnd(),
+    `  ${''.padEnd(w[0])}   ${group('uniform guess', 1)}   ${group('tiny model', 3)}   token frequencies`.trimEnd(),
     ...rows.map(line),
-    '  (cross-entropy in nats, lower is better; the unigram baseline knows each token\'s frequency in the training text and nothing of its context)',
+    '  (cross-entropy in nats, lower is better. A uniform guess over the vocabulary is where the untrained model starts; the',
+    '  token frequencies of the training text, a unigram model that sees no context, are what a short run learns first;',
+    "  going below them takes the context, and longer training than a demo's minute)",
   ]
 }
 

@@ -52,8 +52,10 @@ function resolvePlan(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: B
     if (!choice) throw cannotFit(c, {...shape, batch: 1}, budget as MemoryBudget, world, null)
     c['batch-size'] = choice.batch
     c.accumulate = choice.accumulate
-    log(`--batch-size auto: ${choice.batch} × --accumulate ${choice.accumulate}${world > 1 ? ` × ${world} processes` : ''} = the effective batch ${rows.global} ` +
-      `(the largest micro-batch of it that fits under ${Math.round(HEADROOM * 100)}% of the ${budget ? `${budget.source}` : 'memory'})`)
+    log(
+      `--batch-size auto: ${choice.batch} × --accumulate ${choice.accumulate}${world > 1 ? ` × ${world} processes` : ''} = the effective batch ${rows.global} ` +
+        `(the largest micro-batch of it that fits under ${Math.round(HEADROOM * 100)}% of the ${budget ? `${budget.source}` : 'memory'})`,
+    )
     describePlan(choice.plan, c, shape, backend, budget, world, log)
     return choice.plan
   }
@@ -64,13 +66,23 @@ function resolvePlan(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: B
 }
 
 /** The plan's line on stderr: parameters, optimiser state, activations, against the budget. */
-function describePlan(p: MemoryPlan, c: TrainConfig, s: Omit<PlanShape, 'batch'>, backend: BackendInfo, budget: MemoryBudget | null, world: number, log: (line: string) => void): void {
+function describePlan(
+  p: MemoryPlan,
+  c: TrainConfig,
+  s: Omit<PlanShape, 'batch'>,
+  backend: BackendInfo,
+  budget: MemoryBudget | null,
+  world: number,
+  log: (line: string) => void,
+): void {
   const against = budget
     ? `of ${formatBytes(budget.bytes)} ${budget.source}${world > 1 ? ` shared by ${world} processes` : ''} (a run may plan ${Math.round(HEADROOM * 100)}% of it)`
     : `(backend ${backend.name}: the memory there is is not known, so the plan is not checked)`
-  log(`memory plan (fp32, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
-    `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
-    `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}; about ${formatBytes(p.total)} at the peak ${against}`)
+  log(
+    `memory plan (fp32, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
+      `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
+      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}; about ${formatBytes(p.total)} at the peak ${against}`,
+  )
 }
 
 /** The one line of a run that cannot fit: what it needs, what there is, and what would fit. */
@@ -82,8 +94,10 @@ function cannotFit(c: TrainConfig, s: PlanShape, budget: MemoryBudget, world: nu
   const preset = smallerPreset(c, s, limit)
   if (preset) ways.push(`--preset ${preset}`)
   const what = `${s.model.num_hidden_layers} layers of ${s.model.hidden_size}, ${s.batch} × ${s.seqLen} tokens, fp32`
-  return new SpanError(`needs about ${formatBytes(need)} (${what}) but ${Math.round(HEADROOM * 100)}% of the ${formatBytes(budget.bytes)} ${budget.source}` +
-    `${world > 1 ? ` over ${world} processes` : ''} is ${formatBytes(limit)}; ${ways.length ? `would fit: ${ways.join(', or ')}` : 'not even one example a micro-batch fits'}`)
+  return new SpanError(
+    `needs about ${formatBytes(need)} (${what}) but ${Math.round(HEADROOM * 100)}% of the ${formatBytes(budget.bytes)} ${budget.source}` +
+      `${world > 1 ? ` over ${world} processes` : ''} is ${formatBytes(limit)}; ${ways.length ? `would fit: ${ways.join(', or ')}` : 'not even one example a micro-batch fits'}`,
+  )
 }
 
 /** The largest preset below this model whose plan fits with the same micro-batch (or one row), if any. */

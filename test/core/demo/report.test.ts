@@ -41,15 +41,16 @@ describe('demo report', () => {
   it('ends on what the model learned: its held-out figures beside the unigram baseline', () => {
     const model = {mlm: {crossEntropy: 6.2, accuracy: 0.091, targets: 340}, sbo: {crossEntropy: 6.5, accuracy: 0.06, targets: 340}, step: 200}
     const unigram = {mlm: {crossEntropy: 6.6009, accuracy: 0.0323, targets: 340}, sbo: {crossEntropy: 6.627, accuracy: 0.035, targets: 313}}
-    expect(learnedTable(model, unigram, 20)).toEqual([
+    const table = learnedTable(model, unigram, 20, 6748)
+    expect(table.slice(0, 5)).toEqual([
       'what the tiny model learned in 200 steps: the 340 masked tokens of the 20 held-out examples',
-      '                                    tiny model                 unigram baseline',
-      '                                    cross-entropy   accuracy   cross-entropy   accuracy',
-      '  masked tokens (MLM head)                   6.20       9.1%            6.60       3.2%',
-      '  from span boundaries (SBO head)            6.50       6.0%            6.63       3.5%',
-      "  (cross-entropy in nats, lower is better; the unigram baseline knows each token's frequency in the training text and nothing of its context)",
+      '                                    uniform guess              tiny model                 token frequencies',
+      '                                    cross-entropy   accuracy   cross-entropy   accuracy   cross-entropy   accuracy',
+      '  masked tokens (MLM head)                   8.82      0.01%            6.20       9.1%            6.60       3.2%',
+      '  from span boundaries (SBO head)            8.82      0.01%            6.50       6.0%            6.63       3.5%',
     ])
-    expect(learnedTable({...model, sbo: null}, unigram, 20)).toHaveLength(5) // mlm only
+    expect(table[5]).toMatch(/^ {2}\(cross-entropy in nats, lower is better\. A uniform guess over the vocabulary is where the untrained model starts/)
+    expect(learnedTable({...model, sbo: null}, unigram, 20, 6748)).toHaveLength(7) // mlm only
   })
 
   it('says when a run logged no loss', () => {
