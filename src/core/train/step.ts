@@ -109,7 +109,7 @@ export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: Forwa
     if (model.config.objectives.includes('nsp') && !b.nextLabels) {
       throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
     }
-    const t = pretrainingTerms(model.forward(b, ctx), b, norm)
+    const t = model.trainingTerms(b, ctx, norm) // pretrainingTerms' sums, big decoders in chunks
     onStats(t.stats.dataSync() as Float32Array)
     return t.total
   }
