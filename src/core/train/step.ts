@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import type {Batch} from '../model/batch.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
-import {type LossCounts, type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
+import {type LossCounts, type SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
 import {type AdamW, clipByGlobalNorm} from './optim.js'
 
