@@ -42,7 +42,7 @@ describe('span pretrain: the memory plan', () => {
   it('refuses a run that cannot fit: one line with what would fit, exit 1, nothing written', () => {
     const out = join(tmp, 'refused')
     const r = runSpan(['pretrain', blocks512, '--preset', 'tiny', '--batch-size', '32', '--max-steps', '2', '--out', out], {
-      env: env(HEADROOM ? planned(8, 512) / HEADROOM + MiB : 0),
+      env: env(planned(8, 512) / HEADROOM + MiB),
     })
     expect(r.code).toBe(1)
     expect(r.stdout).toBe('')

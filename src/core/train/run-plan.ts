@@ -107,7 +107,7 @@ function smallerPreset(c: TrainConfig, s: PlanShape, limit: number): PresetName 
   for (const name of [...names].reverse()) {
     const m: BertConfig = presetConfig(name, current.vocab_size, {objectives: current.objectives, max_position_embeddings: current.max_position_embeddings})
     if (m.hidden_size * m.num_hidden_layers >= current.hidden_size * current.num_hidden_layers || name === c.preset) continue
-    if (planMemory({...s, model: m, batch: Math.min(s.batch, c['batch-size'] === 'auto' ? s.batch : c['batch-size'])}).total <= limit) return name
+    if (planMemory({...s, model: m, batch: s.batch}).total <= limit) return name
   }
   return null
 }

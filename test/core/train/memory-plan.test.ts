@@ -111,6 +111,20 @@ describe('planRun', () => {
     expect(err?.message).not.toContain('\n')
   })
 
+  it('names a smaller preset when not even one example of this model fits', () => {
+    const c = resolveConfig([{name: 'flags', values: {preset: 'base'}}]) // batch-size auto
+    const room = String(Math.ceil(planMemory({...shape('mini', 512), batch: 1}).total / HEADROOM) + 1)
+    let message = ''
+    withMemory(room, () => {
+      try {
+        planRun(c, shape('base', 512), backend, 1)
+      } catch (e) {
+        message = (e as Error).message
+      }
+    })
+    expect(message).toMatch(/^needs about \S+ GiB \(12 layers of 768, 1 × 512 tokens, fp32\) but 80% of .*; would fit: --preset mini$/)
+  })
+
   it('says so when the backend does not tell its memory, and checks nothing', () => {
     const c = resolveConfig([{name: 'flags', values: {'batch-size': 4}}])
     const log = planRun(c, s, {name: 'tensorflow-gpu', tfName: 'tensorflow'}, 1).notes
