@@ -118,7 +118,6 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   }
   const bs = c['batch-size']
   if (bs !== 'auto' && !(typeof bs === 'number' && Number.isInteger(bs) && bs >= 1)) throw bad('batch-size', 'auto or an integer ≥ 1')
-  checkBatches(c)
   const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1]]
   for (const [k, lo, hi] of nums) {
     const v = c[k]
@@ -133,16 +132,6 @@ export function checkTrainConfig(c: TrainConfig): TrainConfig {
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
-}
-
-/** --effective-batch with a given --batch-size fixes --accumulate: it must divide, and agree with an --accumulate given. */
-function checkBatches(c: TrainConfig): void {
-  const e = c['effective-batch']
-  const b = c['batch-size']
-  if (e === null || b === 'auto') return
-  if (e % b !== 0) throw new SpanError(`--effective-batch ${e} is not a multiple of --batch-size ${b}`, 2)
-  if (c.accumulate !== 1 && c.accumulate !== e / b) throw new SpanError(`--effective-batch ${e} = --batch-size ${b} × --accumulate ${e / b}, not ${c.accumulate}: give two of the three`, 2)
-  c.accumulate = e / b
 }
 
 /** Flags of span pretrain that are not settings of the run. */

@@ -25,11 +25,24 @@ export function memoryBudget(backend: BackendInfo): MemoryBudget | null {
   return hostMemory()
 }
 
-/** This process's rows per step: --effective-batch, else --batch-size (32 when auto) × --accumulate, over the processes. */
+/**
+ * Examples a step takes over all processes, and this process's share: --effective-batch, else
+ * processes × --batch-size × --accumulate (32 × --accumulate with auto). A given --batch-size
+ * with --effective-batch fixes --accumulate (an --accumulate given too must agree).
+ */
 export function effectiveRows(c: TrainConfig, world: number): {global: number; perProcess: number} {
-  const global = c['effective-batch'] ?? (c['batch-size'] === 'auto' ? DEFAULT_EFFECTIVE_BATCH : c['batch-size']) * c.accumulate
+  const b = c['batch-size']
+  const global = c['effective-batch'] ?? (b === 'auto' ? DEFAULT_EFFECTIVE_BATCH * c.accumulate : world * b * c.accumulate)
   if (global % world !== 0) throw new SpanError(`--effective-batch ${global} is not a multiple of the ${world} processes`, 2)
-  return {global, perProcess: global / world}
+  const perProcess = global / world
+  if (c['effective-batch'] !== null && b !== 'auto') {
+    if (perProcess % b !== 0)
+      throw new SpanError(`--effective-batch ${global} is not a multiple of --batch-size ${b}${world > 1 ? ` × ${world} processes` : ''}`, 2)
+    if (c.accumulate !== 1 && c.accumulate !== perProcess / b)
+      throw new SpanError(`--effective-batch ${global} makes --accumulate ${perProcess / b}, not ${c.accumulate}: give two of the three`, 2)
+    c.accumulate = perProcess / b
+  }
+  return {global, perProcess}
 }
 
 /**

@@ -90,8 +90,16 @@ describe('planRun', () => {
     expect(effectiveRows(resolveConfig([{name: 'flags', values: {'effective-batch': 64}}]), 1).global).toBe(64)
     expect(effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 4, accumulate: 3}}]), 1).global).toBe(12)
     expect(effectiveRows(resolveConfig([{name: 'flags', values: {accumulate: 2}}]), 2)).toEqual({global: 64, perProcess: 32})
-    expect(resolveConfig([{name: 'flags', values: {'batch-size': 4, 'effective-batch': 16}}]).accumulate).toBe(4)
-    expect(() => resolveConfig([{name: 'flags', values: {'batch-size': 5, 'effective-batch': 16}}])).toThrow(/not a multiple of --batch-size 5/)
+    expect(effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 3}}]), 2)).toEqual({global: 6, perProcess: 3}) // --batch-size is each process's
+    const c = resolveConfig([{name: 'flags', values: {'batch-size': 4, 'effective-batch': 16}}])
+    effectiveRows(c, 2)
+    expect(c.accumulate).toBe(2) // 2 processes × 4 × 2
+    expect(() => effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 5, 'effective-batch': 16}}]), 1)).toThrow(
+      /not a multiple of --batch-size 5/,
+    )
+    expect(() => effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 4, accumulate: 3, 'effective-batch': 16}}]), 1)).toThrow(
+      /makes --accumulate 4, not 3/,
+    )
   })
 
   it('refuses a run that cannot fit in one line, with what would', () => {
