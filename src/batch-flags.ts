@@ -12,7 +12,7 @@ export function batchFlags() {
       parse: async (s) => {
         if (s === 'auto') return 'auto'
         const n = Number(s)
-        if (!/^\d+$/.test(s.trim()) || n < 1) throw new SpanError(`--batch-size: expected auto or an integer ≥ 1, got ${s}`, 2)
+        if (!/^\d+$/.test(s.trim()) || n < 1) throw new SpanError(`expected auto or an integer ≥ 1, got ${s}`, 2)
         return n
       },
     })(),
