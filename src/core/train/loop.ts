@@ -31,7 +31,6 @@ import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedM
 import {loadTrainingState} from './state.js'
 import {planRun} from './run-plan.js'
 import type {MemoryPlan} from './memory-plan.js'
-import {formatBytes} from '../util/memory.js'
 
 /** Where a run's output goes, and hooks for tests. */
 export interface TrainIO {
@@ -282,7 +281,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
   if (run.evalSetup && evaluated !== run.step && run.step === run.c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
   if (stop && w) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
-  io.log(`peak resident memory ${formatBytes(process.resourceUsage().maxRSS * 1024)} (the memory plan said about ${formatBytes(run.plan.total)})`)
+  const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB` // to the MiB: the figure to hold against the plan
+  io.log(`peak resident memory ${mib(process.resourceUsage().maxRSS * 1024)} (the memory plan said about ${mib(run.plan.total)})`)
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
 
