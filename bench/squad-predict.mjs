@@ -2,12 +2,17 @@
 // Questions per second of `span predict squad` with a BERT-base-sized model (random weights: the
 // speed does not depend on them) at --max-len 384 on the best available backend:
 //   npm run build && node bench/squad-predict.mjs [--questions 48] [--preset base] [--max-len 384]
-//     [--batch-size 16] [--backend auto]
-// The first questions of ../shared/data/squad/xquad.en.json; the BERT uncased vocabulary. Prints
-// the wall time of the whole command (start-up and model loading included) and of the
-// predictions alone (the command run a second time on no questions is subtracted).
+//     [--batch-size 16] [--backend auto] [--data FILE] [--model DIR]
+// The first questions of ../shared/data/squad/xquad.en.json (or --data); the BERT uncased
+// vocabulary (or --model, a fine-tuned checkpoint with its own). Prints the wall time of the whole
+// command (start-up and model loading included) and of the predictions alone (the command run a
+// second time on one question is subtracted), and, where /usr/bin/time is, its CPU seconds and
+// peak RSS: on a shared machine the CPU seconds are the figure that load does not stretch.
+// The case of issue 24 (706 questions, a tiny model fine-tuned with the demo's 128-token windows):
+//   node bench/squad-predict.mjs --preset tiny --questions 706 --max-len 128 \
+//     --data ../shared/data/squad/squad-v2.0-dev-subset-normans-rhine.json
 import {spawnSync} from 'node:child_process'
-import {copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {parseArgs} from 'node:util'
@@ -19,7 +24,7 @@ import {initBackend} from '../dist/core/engine/index.js'
 const root = join(import.meta.dirname, '..')
 const {values: o} = parseArgs({options: {
   questions: {type: 'string', default: '48'}, preset: {type: 'string', default: 'base'}, 'max-len': {type: 'string', default: '384'},
-  'batch-size': {type: 'string', default: '16'}, backend: {type: 'string', default: 'auto'},
+  'batch-size': {type: 'string', default: '16'}, backend: {type: 'string', default: 'auto'}, model: {type: 'string'},
   vocab: {type: 'string', default: join(root, '..', 'shared', 'data', 'vocab', 'bert-base-uncased.txt')},
   data: {type: 'string', default: join(root, '..', 'shared', 'data', 'squad', 'xquad.en.json')},
 }})
@@ -39,23 +44,35 @@ function firstQuestions(dataset, n) {
   return {version: dataset.version, data}
 }
 
+const TIME = '/usr/bin/time'
+
+/** One `span predict squad` process: wall seconds, and CPU seconds and peak RSS (MiB) where /usr/bin/time is. */
 function predict(model, file, out) {
   const t0 = performance.now()
   const args = ['predict', 'squad', '--model', model, '--data', file, '-o', out, '--max-len', o['max-len'], '--batch-size', o['batch-size'], '--backend', o.backend]
-  const r = spawnSync('node', [join(root, 'bin', 'run.js'), ...args], {cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']})
+  const stats = join(out + '.time')
+  const timed = existsSync(TIME)
+  const cmd = timed ? [TIME, ['-f', '%U %S %M', '-o', stats, process.execPath, join(root, 'bin', 'run.js'), ...args]] : [process.execPath, [join(root, 'bin', 'run.js'), ...args]]
+  const r = spawnSync(cmd[0], cmd[1], {cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit']})
   if (r.status !== 0) throw new Error(`span predict squad failed with ${r.status}`)
-  return (performance.now() - t0) / 1000
+  const wall = (performance.now() - t0) / 1000
+  if (!timed) return {wall, cpu: null, rss: null}
+  const [user, sys, kb] = readFileSync(stats, 'utf8').trim().split('\n').at(-1).split(' ').map(Number)
+  return {wall, cpu: user + sys, rss: Math.round(kb / 1024)}
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'span-squad-predict-'))
 try {
   const backend = await initBackend(o.backend)
-  const vocabSize = readFileSync(o.vocab, 'utf8').trimEnd().split('\n').length
-  const model = BertForQuestionAnswering.init(presetConfig(o.preset, vocabSize), 1)
-  const ckpt = join(tmp, 'model')
-  await writeFilesAtomically(ckpt, await qaModelFiles(model))
-  model.dispose()
-  copyFileSync(o.vocab, join(ckpt, 'vocab.txt'))
+  let ckpt = o.model
+  if (!ckpt) {
+    const vocabSize = readFileSync(o.vocab, 'utf8').trimEnd().split('\n').length
+    const model = BertForQuestionAnswering.init(presetConfig(o.preset, vocabSize), 1)
+    ckpt = join(tmp, 'model')
+    await writeFilesAtomically(ckpt, await qaModelFiles(model))
+    model.dispose()
+    copyFileSync(o.vocab, join(ckpt, 'vocab.txt'))
+  }
   const n = Number(o.questions)
   const full = join(tmp, 'data.json')
   const one = join(tmp, 'one.json')
@@ -64,11 +81,13 @@ try {
   writeFileSync(one, JSON.stringify(firstQuestions(dataset, 1)))
   const base = predict(ckpt, one, join(tmp, 'out1'))
   const total = predict(ckpt, full, join(tmp, 'out'))
-  const windows = Object.keys(JSON.parse(readFileSync(join(tmp, 'out', 'predictions.json'), 'utf8'))).length
+  const answered = Object.keys(JSON.parse(readFileSync(join(tmp, 'out', 'predictions.json'), 'utf8'))).length
+  const r1 = (x) => (x === null ? null : Math.round(x * 10) / 10)
   console.log(JSON.stringify({
-    preset: o.preset, backend: backend.name, max_len: Number(o['max-len']), batch_size: Number(o['batch-size']), questions: n, answered: windows,
-    command_s: Math.round(total * 10) / 10, one_question_command_s: Math.round(base * 10) / 10,
-    questions_per_s: Math.round((n / total) * 100) / 100, questions_per_s_excluding_startup: Math.round(((n - 1) / (total - base)) * 100) / 100,
+    model: o.model ?? o.preset, backend: backend.name, max_len: Number(o['max-len']), batch_size: Number(o['batch-size']), questions: n, answered,
+    command_s: r1(total.wall), command_cpu_s: r1(total.cpu), one_question_command_s: r1(base.wall), one_question_cpu_s: r1(base.cpu), peak_rss_mib: total.rss,
+    questions_per_s: Math.round((n / total.wall) * 100) / 100, questions_per_s_excluding_startup: Math.round(((n - 1) / (total.wall - base.wall)) * 100) / 100,
+    load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   }))
 } finally {
   rmSync(tmp, {recursive: true, force: true})

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {basename, dirname} from 'node:path'
 import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
+import {batchFlags} from '../batch-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError, UsageError} from '../core/stream/errors.js'
@@ -30,7 +31,8 @@ tokens_per_s, …}, one per evaluation {"split":"eval", …}, one per checkpoint
 --out DIR receives checkpoint-STEP/ directories (the newest --keep) of config.json, model.safetensors, vocab.txt
 (Hugging Face names and layouts), optimizer.safetensors, trainer_state.json, train_config.json, and with --eval
 best/, the model of the lowest evaluation loss; --resume DIR (a run or checkpoint directory) continues exactly.
-Defaults not given in this help: preset base, batch-size 32, accumulate 1, max-steps 2,400,000 (SpanBERT
+Before step 1 a memory plan on stderr; a run that cannot fit is refused (README "Memory plan").
+Defaults not given in this help: preset base, batch-size auto (effective batch 32), accumulate 1, max-steps 2,400,000 (SpanBERT
 §4.2), lr 1e-4, warmup min(10,000, 10% of max-steps), weight-decay 0.01, clip 1.0, seed 1, log-every 10,
 eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15.`
   static override examples = [
@@ -58,7 +60,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     warmup: Flags.integer({description: 'warm-up steps', min: 0}),
     'weight-decay': numberFlag('AdamW decoupled weight decay'),
     clip: numberFlag('gradient clipping: largest global L2 norm (0: off)'),
-    'batch-size': Flags.integer({description: 'examples per micro-batch', min: 1}),
+    ...batchFlags(),
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
     'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
     'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 1}),

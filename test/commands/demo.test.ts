@@ -41,6 +41,11 @@ describe('span demo', () => {
     expect(r.stdout).toMatch(
       /\nresults\n {2}stage +run +result +time\n {2}pre-training \(MLM \+ SBO\) +tiny, 2 steps +loss [\d.]+, held-out [\d.]+ +[\d.]+s\n {2}whole demo +\S+\n/,
     )
+    // the last table: what the model learned, between a uniform guess and token frequencies on the same held-out targets
+    expect(r.stdout).toMatch(
+      /\nwhat the tiny model learned in 2 steps: the \d+ masked tokens of the 20 held-out examples\n +uniform guess +tiny model +token frequencies\n( +cross-entropy +accuracy){3}\n {2}masked tokens \(MLM head\)( +[\d.]+ +[\d.]+%){3}\n {2}from span boundaries \(SBO head\)( +[\d.]+ +[\d.]+%){3}\n/,
+    )
+    expect(r.stdout.indexOf('what the tiny model learned')).toBeGreaterThan(r.stdout.indexOf('\nresults\n'))
     expect(r.stdout).toContain(`files in ${dir}: metrics pretrain-metrics.ndjson; charts span-lengths.svg, pretrain-curves.svg;`)
     expect(r.stdout).not.toMatch(/^\{/m) // no metrics line on the terminal
     expect(r.stdout + r.stderr).not.toContain('SPEC')

@@ -19,7 +19,12 @@ const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', 
 /** Runs a shell line; stdout and stderr apart, the exit code of the first command of a pipe. */
 const sh = (line: string, cwd = tmp) => shellAsync(line, cwd)
 const span = (args: string) => `node ${bin} ${args}`
-const stderrLines = (s: string) => s.split('\n').filter((l) => l !== '' && !/^pretrain: (from|step)/.test(l) && !/: (config|model): /.test(l))
+const stderrLines = (s: string) =>
+  s
+    .split('\n')
+    .filter(
+      (l) => l !== '' && !/^pretrain: (from|step)/.test(l) && !/: (config|model|memory plan \(.*\)): |: peak resident memory |: --batch-size auto: /.test(l),
+    )
 
 /** A 64 KB tmpfs filled up to its last byte, or null where this process may not mount one. */
 function fullDisk(): string | null {

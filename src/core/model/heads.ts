@@ -38,12 +38,18 @@ export class MlmHead {
 
   constructor(private readonly p: ParamStore, private readonly c: BertConfig) {}
 
+  static readonly bias = 'cls.predictions.bias'
+
   /** hFlat [B·T, H], positions [N] flat, dec (decoderWeight) → logits [N, V] */
   forward(hFlat: tf.Tensor2D, positions: tf.Tensor1D, dec: DecoderWeight): tf.Tensor2D {
+    return tiedDecoder(this.p, MlmHead.bias, this.hidden(hFlat, positions), dec) // [N, V]
+  }
+
+  /** What the decoder reads: hFlat [B·T, H], positions [N] → [N, H] (dense, GeLU, LayerNorm). */
+  hidden(hFlat: tf.Tensor2D, positions: tf.Tensor1D): tf.Tensor2D {
     const x = gatherRows(hFlat, positions) // [N, H]
     const t = linear(this.p, 'cls.predictions.transform.dense', x, 'gelu') // [N, H]
-    const n = layerNorm(this.p, 'cls.predictions.transform.LayerNorm', t, this.c.layer_norm_eps) as tf.Tensor2D // [N, H]
-    return tiedDecoder(this.p, 'cls.predictions.bias', n, dec) // [N, V]
+    return layerNorm(this.p, 'cls.predictions.transform.LayerNorm', t, this.c.layer_norm_eps) as tf.Tensor2D // [N, H]
   }
 }
 
@@ -72,8 +78,15 @@ export class SboHead {
 
   constructor(private readonly p: ParamStore, private readonly c: BertConfig) {}
 
+  static readonly bias = `${SboHead.prefix}.bias`
+
   /** hFlat [B·T, H]; left, right, rel [N]; dec (decoderWeight) → logits [N, V] */
   forward(hFlat: tf.Tensor2D, left: tf.Tensor1D, right: tf.Tensor1D, rel: tf.Tensor1D, dec: DecoderWeight): tf.Tensor2D {
+    return tiedDecoder(this.p, SboHead.bias, this.hidden(hFlat, left, right, rel), dec) // [N, V]
+  }
+
+  /** What the decoder reads: hFlat [B·T, H]; left, right, rel [N] → [N, H] (MLPWithLayerNorm). */
+  hidden(hFlat: tf.Tensor2D, left: tf.Tensor1D, right: tf.Tensor1D, rel: tf.Tensor1D): tf.Tensor2D {
     const pre = SboHead.prefix
     const eps = this.c.layer_norm_eps
     const hl = gatherRows(hFlat, left) // [N, H]
@@ -81,8 +94,7 @@ export class SboHead {
     const pos = gatherRows(this.p.get(`${pre}.position_embeddings.weight`) as tf.Tensor2D, rel) // [N, P]
     const x = tf.concat([hl, hr, pos], 1) // [N, 2H+P]
     const a = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm1`, linear(this.p, `${pre}.mlp_layer_norm.linear1`, x, 'gelu'), eps) // [N, H]
-    const b = layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm2`, linear(this.p, `${pre}.mlp_layer_norm.linear2`, a, 'gelu'), eps) // [N, H]
-    return tiedDecoder(this.p, `${pre}.bias`, b as tf.Tensor2D, dec) // [N, V]
+    return layerNorm(this.p, `${pre}.mlp_layer_norm.layer_norm2`, linear(this.p, `${pre}.mlp_layer_norm.linear2`, a, 'gelu'), eps) as tf.Tensor2D // [N, H]
   }
 }
 

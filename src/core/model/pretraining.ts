@@ -7,6 +7,8 @@ import type {BertConfig} from './config.js'
 import {MlmHead, NspHead, SboHead, decoderWeight} from './heads.js'
 import type {ForwardContext} from './layers.js'
 import {crossEntropySum} from './loss.js'
+import {chunked, decoderLoss} from './decoder-loss.js'
+import {dense} from './layers.js'
 import {type ParamSpec, ParamStore, initParams} from './params.js'
 
 export interface PretrainOutputs {
@@ -73,6 +75,26 @@ export class SpanBertForPreTraining {
   }
 
   /**
+   * The pre-training loss terms of one training batch (pretrainingTerms, the same sums): a decoder
+   * whose logits would exceed CHUNK_FLOATS is scored in chunks (decoder-loss.ts) and never holds
+   * them whole, the others as forward() gives them (call inside tf.tidy, under the tape).
+   */
+  trainingTerms(b: Batch, ctx: ForwardContext, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
+    const h = this.encoder.forward(b.ids, b.segments, b.mask, ctx) // [B, T, H]
+    const hFlat = h.reshape([b.B * b.T, this.config.hidden_size]) as tf.Tensor2D // [B·T, H]
+    const dec = decoderWeight(this.params)
+    const V = this.config.vocab_size
+    const head = (x: () => tf.Tensor2D, bias: string, labels: tf.Tensor1D, n: number): HeadTerm => {
+      if (!chunked(n, V)) return {logits: dense(x(), dec.w, this.params.get(bias) as tf.Tensor1D)} // [n, V]
+      return {sums: decoderLoss(x(), dec.w, this.params.get(bias) as tf.Tensor1D, labels)} // [2]
+    }
+    const mlm = head(() => this.mlm.hidden(hFlat, b.mlmPos), MlmHead.bias, b.mlmLabels, b.nMlm)
+    const sbo = this.sbo && b.nSbo > 0 ? head(() => (this.sbo as SboHead).hidden(hFlat, b.sboLeft, b.sboRight, b.sboRel), SboHead.bias, b.sboLabels, b.nSbo) : null
+    const nsp = this.nsp ? {logits: this.nsp.forward(this.pooler.forward(h))} : null // [B, 2]
+    return termsOf({mlm, sbo, nsp}, b, norm)
+  }
+
+  /**
    * The pre-training loss terms of one batch (pretrainingTerms, the one definition, docs/algorithms.md#pre-training-loss; call inside
    * tf.tidy). A batch without SBO targets contributes no SBO term.
    */
@@ -111,19 +133,29 @@ export interface LossCounts {
  * golden PyTorch test all go through it.
  */
 export function pretrainingTerms(out: PretrainOutputs, b: Batch, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
+  const of = (logits: tf.Tensor2D | null) => (logits ? {logits} : null)
+  return termsOf({mlm: of(out.mlmLogits) as HeadTerm, sbo: of(out.sboLogits), nsp: of(out.nspLogits)}, b, norm)
+}
+
+/** A head's logits [N, C], or its [Σ cross-entropy, hits] already summed (decoderLoss). */
+type HeadTerm = {logits: tf.Tensor2D; sums?: undefined} | {sums: tf.Tensor1D; logits?: undefined}
+
+/** The loss and stats vector of pretrainingTerms from each head's term. */
+function termsOf(out: {mlm: HeadTerm; sbo: HeadTerm | null; nsp: HeadTerm | null}, b: Batch, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
   const zero = tf.scalar(0)
-  const term = (logits: tf.Tensor2D | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
-    if (!logits || !labels || n === 0) return [zero, zero, tf.scalar(0)]
-    const ce = crossEntropySum(logits, labels) // []
-    const hits = tf.argMax(logits, -1).toInt().equal(labels).sum().toFloat() as tf.Scalar // []
+  const term = (t: HeadTerm | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
+    if (!t || !labels || n === 0) return [zero, zero, tf.scalar(0)]
+    if (t.sums) return [t.sums.slice([0], [1]).reshape([]) as tf.Scalar, t.sums.slice([1], [1]).reshape([]) as tf.Scalar, tf.scalar(n)]
+    const ce = crossEntropySum(t.logits, labels) // []
+    const hits = tf.argMax(t.logits, -1).toInt().equal(labels).sum().toFloat() as tf.Scalar // []
     return [ce, hits, tf.scalar(n)]
   }
-  const mlm = term(out.mlmLogits, b.mlmLabels, b.nMlm)
-  const sbo = term(out.sboLogits, b.sboLabels, b.nSbo)
-  const nsp = term(out.nspLogits, b.nextLabels, b.B)
+  const mlm = term(out.mlm, b.mlmLabels, b.nMlm)
+  const sbo = term(out.sbo, b.sboLabels, b.nSbo)
+  const nsp = term(out.nsp, b.nextLabels, b.B)
   const n = norm ?? {mlm: b.nMlm, sbo: b.nSbo, rows: b.B} // data-parallel: the global batch's counts (README "Training on many processes")
   let total = mlm[0].div(Math.max(n.mlm, 1)) as tf.Scalar // []
-  if (out.sboLogits && b.nSbo > 0) total = total.add(sbo[0].div(n.sbo))
-  if (out.nspLogits && b.nextLabels) total = total.add(nsp[0].div(n.rows))
+  if (out.sbo && b.nSbo > 0) total = total.add(sbo[0].div(n.sbo))
+  if (out.nsp && b.nextLabels) total = total.add(nsp[0].div(n.rows))
   return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
 }

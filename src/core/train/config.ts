@@ -32,8 +32,9 @@ export interface TrainConfig {
   warmup: number | null // null: min(10,000, 10% of max-steps), resolved by resolveWarmup
   'weight-decay': number
   clip: number
-  'batch-size': number
+  'batch-size': number | 'auto' // auto: the largest micro-batch that fits (run-plan.ts), a number once resolved
   accumulate: number
+  'effective-batch': number | null // examples per step; null: batch-size × accumulate (32 with auto)
   'max-steps': number
   seed: number
   'log-every': number
@@ -55,14 +56,14 @@ export const DEFAULTS: TrainConfig = {
   input: '-', eval: null, out: '', vocab: null, init: null,
   preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
-  'batch-size': 32, accumulate: 1, 'max-steps': 2_400_000, seed: 1,
+  'batch-size': 'auto', accumulate: 1, 'effective-batch': null, 'max-steps': 2_400_000, seed: 1,
   'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null,
   scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null,
 }
 
 /** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
 export const FIXED_ON_RESUME: (keyof TrainConfig)[] = [
-  'preset', 'layers', 'hidden', 'heads', 'intermediate', 'objectives', 'seed', 'batch-size', 'accumulate',
+  'preset', 'layers', 'hidden', 'heads', 'intermediate', 'objectives', 'seed', 'batch-size', 'accumulate', 'effective-batch',
   'scheme', 'p', 'max-span', 'ratio',
 ]
 
@@ -112,7 +113,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
     return new SpanError(`${origin[k] ? `${origin[k]}: ` : ''}setting "${k}" must be ${want}, got ${got}`)
   }
   const ints: [keyof TrainConfig, number, boolean][] = [
-    ['batch-size', 1, false], ['accumulate', 1, false], ['max-steps', 1, false], ['log-every', 1, false],
+    ['accumulate', 1, false], ['effective-batch', 1, true], ['max-steps', 1, false], ['log-every', 1, false],
     ['eval-every', 1, false], ['save-every', 1, false], ['keep', 1, false], ['max-span', 1, false], ['seed', 0, false],
     ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true],
   ]
@@ -121,6 +122,8 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
     if (nullable && v === null) continue
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw bad(k, `an integer ≥ ${min}`)
   }
+  const bs = c['batch-size']
+  if (bs !== 'auto' && !(typeof bs === 'number' && Number.isInteger(bs) && bs >= 1)) throw bad('batch-size', 'auto or an integer ≥ 1')
   const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1]]
   for (const [k, lo, hi] of nums) {
     const v = c[k]
@@ -185,6 +188,7 @@ function savedTrainConfig(dir: string): TrainConfigValues {
 function checkResumable(layers: {name: string; values: TrainConfigValues}[], dir: string): void {
   const saved = layers[0].values
   for (const {name, values} of layers.slice(1)) {
+    if (values['batch-size'] === 'auto' && saved['batch-size'] !== undefined) delete values['batch-size'] // auto chose the saved one
     for (const k of FIXED_ON_RESUME) {
       if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
         throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)

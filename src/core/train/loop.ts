@@ -29,6 +29,8 @@ import {EpochSampler, STREAM, deriveRng} from './sampler.js'
 import {LinearSchedule} from './schedule.js'
 import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedModelConfig, withDropout} from './setup.js'
 import {loadTrainingState} from './state.js'
+import {planRun} from './run-plan.js'
+import type {MemoryPlan} from './memory-plan.js'
 
 /** Where a run's output goes, and hooks for tests. */
 export interface TrainIO {
@@ -64,6 +66,8 @@ interface Run {
   backend: BackendInfo
   bestLoss: number | null // the lowest evaluation loss so far (best/)
   dp: DataParallel // this rank's share, collectives, rank 0 writes (README "Training on many processes")
+  plan: MemoryPlan // said before step 1; checked against the peak at the end
+  planNotes: string[] // its lines on stderr
 }
 
 /**
@@ -122,10 +126,12 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   const initVocab = init ? await checkpointVocab(init, c.vocab ?? undefined) : null
   const data = await prepareData(c, (vocab) => fits(withDropout(resumed ?? freshModelConfig(c, vocab.tokens.length, vocab.special.pad), c.dropout)), spec.resume, initVocab)
   let backend: BackendInfo
+  let plan: {plan: MemoryPlan; notes: string[]}
   try {
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
     backend = await initBackend(c.backend as BackendChoice, c.threads ?? undefined)
+    plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size) // before any tensor: refuses what cannot fit
   } catch (err) {
     await data.index.close()
     throw err
@@ -133,7 +139,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   const state = await startModel(spec, data, log, dp)
   const maker = new ExampleMaker(data.rules, data.maskerFor(data.rules.kind), c.seed, STREAM.mask, data.index.name)
   const sched = new LinearSchedule(c.lr, c.warmup, c['max-steps'])
-  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp}
+  return {spec, c, data, ...state, maker, sched, evalSetup: evalSetupOf(c, data, state.model.config), backend, dp, plan: plan.plan, planNotes: plan.notes}
 }
 
 /** The model config, once checked to fit in memory (before any tensor is made). */
@@ -197,7 +203,7 @@ function summarise(names: string[]): string {
 function evalSetupOf(c: TrainConfig, data: TrainData, model: BertConfig): EvalSetup | null {
   if (!c.eval) return null
   const {kind: _kind, ...rules} = data.rules
-  return {path: c.eval, rules, masker: data.maskerFor, seed: c.seed, batchSize: c['batch-size'], maxTargets: model.sbo.max_targets}
+  return {path: c.eval, rules, masker: data.maskerFor, seed: c.seed, batchSize: c['batch-size'] === 'auto' ? 1 : c['batch-size'], maxTargets: model.sbo.max_targets}
 }
 
 /** A resumed optimiser must hold one moment per parameter, of its shape. */
@@ -218,8 +224,9 @@ function describe(run: Run, io: TrainIO): void {
     `${run.model.params.size()} parameters, objectives ${m.objectives.join(',')}; backend ${run.backend.name}; ` +
     `${run.data.index.size} ${run.data.rules.kind === 'blocks' ? 'blocks (masked dynamically, a fresh mask every epoch)' : 'masked examples'}` +
     (run.step > 0 ? `; resuming at step ${run.step}` : ''))
+  for (const line of run.planNotes) io.log(line)
   const {size} = run.dp
-  io.log(`effective batch ${size * run.c['batch-size'] * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
+  io.log(`effective batch ${size * microBatch(run) * run.c.accumulate}: ${size} process${size === 1 ? '' : 'es'} × --batch-size ${run.c['batch-size']} × --accumulate ${run.c.accumulate}`)
   const advice = size > 1 && run.dp.writes ? stopAdvice() : null
   if (advice) io.log(advice)
 }
@@ -274,6 +281,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
   if (run.evalSetup && evaluated !== run.step && run.step === run.c['max-steps']) await runEval(run, io) // not at --stop-at: best/ as uninterrupted
   if (saved !== run.step) await save(run, io)
   if (stop && w) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
+  const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB` // to the MiB: the figure to hold against the plan
+  io.log(`peak resident memory ${mib(process.resourceUsage().maxRSS * 1024)} (the memory plan said about ${mib(run.plan.total)})`)
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
 
@@ -335,13 +344,20 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */
 function nextBatch(run: Run): HostBatch {
   const examples: MaskedExample[] = []
-  const [lo, hi] = run.dp.share(run.c['batch-size']) // this rank's rows of the global micro-batch
-  for (let j = 0; j < run.dp.size * run.c['batch-size']; j++) {
+  const [lo, hi] = run.dp.share(microBatch(run)) // this rank's rows of the global micro-batch
+  for (let j = 0; j < run.dp.size * microBatch(run); j++) {
     const {index, epoch} = run.sampler.next()
     if (j >= lo && j < hi) examples.push(run.maker.make(run.data.index.read(index), index, epoch))
   }
   const m = run.model.config
   return collate(examples, {padId: run.data.vocab.special.pad, maxTargets: m.sbo.max_targets, maxPositions: m.max_position_embeddings})
+}
+
+/** --batch-size, resolved (planRun turns auto into a number before the model is made). */
+function microBatch(run: Run): number {
+  const b = run.c['batch-size']
+  if (b === 'auto') throw new Error('--batch-size auto was not resolved')
+  return b
 }
 
 function realTokens(h: HostBatch): number {

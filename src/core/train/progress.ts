@@ -102,7 +102,7 @@ export function speedNote(log: (line: string) => void, stepsLeft: number, where:
       if (said || (n === 1 && seconds < 20 && stepsLeft > 1)) return
       said = true
       log(`1000 steps take about ${formatDuration(1000 * seconds)} on this machine (${where}, measured on step ${n} of this run); ` +
-        `the ${stepsLeft.toLocaleString('en-US')} steps to go about ${formatDuration(stepsLeft * seconds)}`)
+        `the ${stepsLeft.toLocaleString('en-US')} steps to go about ${formatDuration(stepsLeft * seconds)} (${seconds < 10 ? seconds.toFixed(2) : Math.round(seconds)} s a step)`)
     },
   }
 }

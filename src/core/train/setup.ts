@@ -19,6 +19,7 @@ export interface TrainData {
   vocab: Vocab
   vocabPath: string // copied into every checkpoint
   maskerFor: (kind: DataKind) => Masker | null // blocks: dynamic masking
+  longest: number // tokens of the longest example: the padded length of the widest batch (the memory plan's)
 }
 
 /** The model's config for a fresh run: a preset, sizes from flags over it (docs/algorithms.md#model-and-optimisation). */
@@ -112,6 +113,7 @@ export async function prepareData(
   let header: Header | null = null
   let ready: (Ready & {model: BertConfig}) | null = null
   let name = c.input === '-' || c.input === '' ? 'stdin' : c.input
+  let longest = 0
   const onHeader = (rec: Rec) => {
     header = parseHeader(rec, name)
     checkKind(header, ['masked', 'blocks'], name, rec.line)
@@ -124,7 +126,9 @@ export async function prepareData(
       const model = modelFor(vocab)
       ready = {rules: dataRules(c, kind, model, vocab), vocab, vocabPath, tables, unigram: new Unigram(tables.special), model}
     }
-    ready.unigram.add(checkRecord(rec, ready.rules, name))
+    const ids = checkRecord(rec, ready.rules, name)
+    longest = Math.max(longest, ids.length)
+    ready.unigram.add(ids)
   }
   const index = await RecordIndex.build(c.input, onRecord, onHeader)
   name = index.name
@@ -134,5 +138,5 @@ export async function prepareData(
   }
   const r: Ready & {model: BertConfig} = ready
   const maskerFor = (kind: DataKind) => (kind === 'blocks' ? new Masker(maskOptions(c), r.tables, r.unigram) : null)
-  return {index, rules: r.rules, vocab: r.vocab, vocabPath: r.vocabPath, maskerFor, model: r.model}
+  return {index, rules: r.rules, vocab: r.vocab, vocabPath: r.vocabPath, maskerFor, model: r.model, longest}
 }

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import type {Batch} from '../model/batch.js'
 import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
-import {type LossCounts, type SpanBertForPreTraining, pretrainingTerms} from '../model/pretraining.js'
+import {type LossCounts, type SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
 import {type AdamW, clipByGlobalNorm} from './optim.js'
 
@@ -109,7 +109,7 @@ export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: Forwa
     if (model.config.objectives.includes('nsp') && !b.nextLabels) {
       throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
     }
-    const t = pretrainingTerms(model.forward(b, ctx), b, norm)
+    const t = model.trainingTerms(b, ctx, norm) // pretrainingTerms' sums, big decoders in chunks
     onStats(t.stats.dataSync() as Float32Array)
     return t.total
   }

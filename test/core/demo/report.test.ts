@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {curvesSection, duration, pretrainRow, resultsTable, squadRow} from '../../../src/core/demo/report.js'
+import {curvesSection, duration, learnedTable, pretrainRow, resultsTable, squadRow} from '../../../src/core/demo/report.js'
 import {CurveBuilder} from '../../../src/core/plot/curves.js'
 
 function build(recs: object[]) {
@@ -27,15 +27,30 @@ describe('demo report', () => {
     expect([duration(0.44), duration(9.96), duration(48.2), duration(112), duration(3600)]).toEqual(['0.4s', '10.0s', '48s', '1m 52s', '60m 00s'])
   })
 
-  it('tabulates the last training and held-out loss, SQuAD EM/F1 and the times', () => {
+  it('tabulates the last training and held-out loss, SQuAD as a pipeline check, and the times', () => {
     const rows = [pretrainRow(PRETRAIN, 'tiny', 112), squadRow(SQUAD, 3, {exact_match: 0, f1: 3.7263794}, 70.4)]
     expect(resultsTable(rows, 219.4)).toEqual([
-      '  stage                      run                  result                       time',
-      '  pre-training (MLM + SBO)   tiny, 100 steps      loss 12.86, held-out 13.66   1m 52s',
-      '  SQuAD fine-tuning          3 epochs, 72 steps   dev EM 0.00, F1 3.73         1m 10s',
-      '  whole demo                                                                   3m 39s',
+      '  stage                      run                  result                                time',
+      '  pre-training (MLM + SBO)   tiny, 100 steps      loss 12.86, held-out 13.66            1m 52s',
+      '  SQuAD pipeline check       3 epochs, 72 steps   ran end to end (dev EM 0.0, F1 3.7)   1m 10s',
+      '  whole demo                                                                            3m 39s',
     ])
     expect(squadRow(SQUAD, 1, {exact_match: 50, f1: 60}, 1).what).toBe('1 epoch, 72 steps')
+  })
+
+  it('ends on what the model learned: its held-out figures beside the unigram baseline', () => {
+    const model = {mlm: {crossEntropy: 6.2, accuracy: 0.091, targets: 340}, sbo: {crossEntropy: 6.5, accuracy: 0.06, targets: 340}, step: 200}
+    const unigram = {mlm: {crossEntropy: 6.6009, accuracy: 0.0323, targets: 340}, sbo: {crossEntropy: 6.627, accuracy: 0.035, targets: 313}}
+    const table = learnedTable(model, unigram, 20, 6748)
+    expect(table.slice(0, 5)).toEqual([
+      'what the tiny model learned in 200 steps: the 340 masked tokens of the 20 held-out examples',
+      '                                    uniform guess              tiny model                 token frequencies',
+      '                                    cross-entropy   accuracy   cross-entropy   accuracy   cross-entropy   accuracy',
+      '  masked tokens (MLM head)                   8.82      0.01%            6.20       9.1%            6.60       3.2%',
+      '  from span boundaries (SBO head)            8.82      0.01%            6.50       6.0%            6.63       3.5%',
+    ])
+    expect(table[5]).toMatch(/^ {2}\(cross-entropy in nats, lower is better\. A uniform guess over the vocabulary is where the untrained model starts/)
+    expect(learnedTable({...model, sbo: null}, unigram, 20, 6748)).toHaveLength(7) // mlm only
   })
 
   it('says when a run logged no loss', () => {

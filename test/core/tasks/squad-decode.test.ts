@@ -43,6 +43,16 @@ describe('write_predictions helpers', () => {
     expect(softmax([])).toEqual([])
   })
 
+  it('_get_best_indexes is the stable sort of run_squad, taken in one pass (many ties, fewer positions than n)', () => {
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+    const sorted = (xs: number[], n: number) => xs.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, n).map(([, i]) => i)
+    for (let t = 0; t < 200; t++) {
+      const xs = Array.from({length: 1 + (next() % 60)}, () => (next() % 9) - 4)
+      for (const n of [1, 3, 20, 80]) expect(bestIndexes(xs, n)).toEqual(sorted(xs, n))
+    }
+  })
+
   it('get_final_text: "steve smith" in "Steve Smith\'s" (the reference comment), or the whole text when unsure', () => {
     const b = (t: string) => uncased.basic(t)
     expect(getFinalText('steve smith', "Steve Smith's", b)).toBe('Steve Smith')

@@ -75,12 +75,26 @@ export function spanText(doc: TokenizedDoc, f: SquadFeature, s: number, e: numbe
   return {text: doc.chars.slice(charStart, charEnd).join(''), charStart, charEnd}
 }
 
-/** _get_best_indexes: positions of the n largest logits, ties in position order. */
+/**
+ * _get_best_indexes: positions of the n largest logits, ties in position order (Python's stable
+ * sort of the reversed order). One pass keeping the n best in order, not a sort of every position.
+ */
 export function bestIndexes(logits: ArrayLike<number>, n: number): number[] {
-  return Array.from(logits, (v, i) => [v, i])
-    .sort((a, b) => b[0] - a[0])
-    .slice(0, n)
-    .map(([, i]) => i)
+  const idx: number[] = []
+  const val: number[] = []
+  for (let i = 0; i < logits.length; i++) {
+    const v = logits[i]
+    if (idx.length === n && !(v > val[n - 1])) continue // not above the n-th best (an equal one came first)
+    let at = idx.length === n ? n - 1 : idx.length
+    while (at > 0 && v > val[at - 1]) at--
+    idx.splice(at, 0, i)
+    val.splice(at, 0, v)
+    if (idx.length > n) {
+      idx.pop()
+      val.pop()
+    }
+  }
+  return idx
 }
 
 /** _compute_softmax */
@@ -106,8 +120,9 @@ interface Prelim {
 function featurePrelims(f: SquadFeature, k: number, l: FeatureLogits, o: DecodeOptions): Prelim[] {
   const out: Prelim[] = []
   const n = f.tokens.length
+  const ends = bestIndexes(l.end, o.nBest) // once a feature, not once a start
   for (const s of bestIndexes(l.start, o.nBest)) {
-    for (const e of bestIndexes(l.end, o.nBest)) {
+    for (const e of ends) {
       if (s >= n || e >= n || f.tokenToOrig[s] < 0 || f.tokenToOrig[e] < 0) continue
       if (!f.maxContext[s] || e < s || e - s + 1 > o.maxAnswerLen) continue
       out.push({feature: k, start: s, end: e, startLogit: l.start[s], endLogit: l.end[e]})

@@ -1,0 +1,160 @@
+import {describe, expect, it} from 'vitest'
+import {presetConfig} from '../../../src/core/model/config.js'
+import {SpanBertForPreTraining} from '../../../src/core/model/pretraining.js'
+import {DEFAULTS, resolveConfig} from '../../../src/core/train/config.js'
+import {HEADROOM, divisorsDown, largestFitting, parameterCount, planMemory} from '../../../src/core/train/memory-plan.js'
+import {effectiveRows, planRun} from '../../../src/core/train/run-plan.js'
+import {formatBytes, hostMemory, memoryOverride} from '../../../src/core/util/memory.js'
+import {initBackend} from '../../../src/core/engine/index.js'
+
+const V = 30522
+const shape = (preset: 'tiny' | 'mini' | 'base', seqLen: number) => ({model: presetConfig(preset, V), seqLen, ratio: 0.15, examples: 1000})
+const MiB = 2 ** 20
+
+describe('the memory plan', () => {
+  it('counts the parameters the model makes', async () => {
+    await initBackend('cpu')
+    const m = SpanBertForPreTraining.init(presetConfig('tiny', 500), 1)
+    expect(parameterCount(m.config)).toBe(m.params.entries().reduce((n, [, t]) => n + t.size, 0))
+    m.dispose()
+  })
+
+  it('adds up its parts, and grows with the batch, the length and the model', () => {
+    const p = planMemory({...shape('tiny', 128), batch: 8})
+    expect(p.total).toBe(p.weights + p.optimiser + p.activations + p.logits + p.runtime)
+    expect(p.weights).toBe(4 * p.parameters)
+    const at = (s: ReturnType<typeof shape>, batch: number) => planMemory({...s, batch}).total
+    expect(at(shape('tiny', 128), 16)).toBeGreaterThan(at(shape('tiny', 128), 8))
+    expect(at(shape('tiny', 512), 8)).toBeGreaterThan(at(shape('tiny', 128), 8))
+    expect(at(shape('base', 128), 8)).toBeGreaterThan(at(shape('mini', 128), 8))
+    // activations scale with the rows; parameters do not
+    const one = planMemory({...shape('mini', 512), batch: 1})
+    const four = planMemory({...shape('mini', 512), batch: 4})
+    expect(four.activations).toBeCloseTo(4 * one.activations, 0)
+    expect(four.optimiser).toBe(one.optimiser)
+  })
+
+  // The measured peaks of span pretrain (native backend, 3 steps, full-length blocks, bench/memory-plan.mjs) the factors were calibrated on.
+  it.each([
+    ['tiny', 128, 8, 411],
+    ['tiny', 128, 32, 603],
+    ['tiny', 512, 8, 613],
+    ['tiny', 512, 32, 1348],
+    ['mini', 128, 8, 712],
+    ['mini', 128, 32, 1292],
+    ['mini', 512, 8, 1400],
+    ['base', 128, 2, 2577],
+    ['base', 128, 8, 4017],
+    ['base', 512, 2, 4414],
+  ] as const)('is within a quarter of the measured peak of %s at %i × batch %i (%i MiB)', (preset, len, batch, measured) => {
+    const planned = planMemory({...shape(preset, len), batch}).total / MiB
+    expect(Math.abs(planned - measured) / measured).toBeLessThan(0.25)
+  })
+
+  it('chooses the largest micro-batch dividing the effective batch that fits', () => {
+    expect(divisorsDown(12)).toEqual([12, 6, 4, 3, 2, 1])
+    const s = shape('tiny', 512)
+    const limit = planMemory({...s, batch: 8}).total + 1
+    const c = largestFitting(s, 32, limit)
+    expect(c && {batch: c.batch, accumulate: c.accumulate}).toEqual({batch: 8, accumulate: 4})
+    expect(largestFitting(s, 32, planMemory({...s, batch: 1}).total - 1)).toBeNull()
+  })
+})
+
+describe('planRun', () => {
+  const backend = {name: 'native', tfName: 'cpu'} as const
+  const withMemory = <T>(value: string, f: () => T): T => {
+    const before = process.env.SPAN_MEMORY_AVAILABLE
+    process.env.SPAN_MEMORY_AVAILABLE = value
+    try {
+      return f()
+    } finally {
+      if (before === undefined) delete process.env.SPAN_MEMORY_AVAILABLE
+      else process.env.SPAN_MEMORY_AVAILABLE = before
+    }
+  }
+  const s = shape('tiny', 512)
+  const roomFor = (batch: number) => String(Math.ceil(planMemory({...s, batch}).total / HEADROOM) + 1)
+
+  it('resolves auto to the largest micro-batch that fits under 80%, accumulating to the effective batch', () => {
+    const c = resolveConfig([])
+    const log = withMemory(roomFor(8), () => planRun(c, s, backend, 1)).notes
+    expect([c['batch-size'], c.accumulate]).toEqual([8, 4])
+    expect(log[0]).toMatch(/^--batch-size auto: 8 × --accumulate 4 = the effective batch 32 /)
+    expect(log[1]).toMatch(
+      /^memory plan \(fp32, backend native\): 4\.5M parameters, .* for a micro-batch of 8 × 512 tokens; .* of \S+ MiB SPAN_MEMORY_AVAILABLE/,
+    )
+  })
+
+  it('takes --effective-batch, and --batch-size × --accumulate as the effective batch', () => {
+    expect(effectiveRows(resolveConfig([{name: 'flags', values: {'effective-batch': 64}}]), 1).global).toBe(64)
+    expect(effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 4, accumulate: 3}}]), 1).global).toBe(12)
+    expect(effectiveRows(resolveConfig([{name: 'flags', values: {accumulate: 2}}]), 2)).toEqual({global: 64, perProcess: 32})
+    expect(effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 3}}]), 2)).toEqual({global: 6, perProcess: 3}) // --batch-size is each process's
+    const c = resolveConfig([{name: 'flags', values: {'batch-size': 4, 'effective-batch': 16}}])
+    effectiveRows(c, 2)
+    expect(c.accumulate).toBe(2) // 2 processes × 4 × 2
+    expect(() => effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 5, 'effective-batch': 16}}]), 1)).toThrow(
+      /not a multiple of --batch-size 5/,
+    )
+    expect(() => effectiveRows(resolveConfig([{name: 'flags', values: {'batch-size': 4, accumulate: 3, 'effective-batch': 16}}]), 1)).toThrow(
+      /makes --accumulate 4, not 3/,
+    )
+  })
+
+  it('refuses a run that cannot fit in one line, with what would', () => {
+    const c = resolveConfig([{name: 'flags', values: {'batch-size': 32}}])
+    const err = withMemory(roomFor(8), () => {
+      try {
+        planRun(c, s, backend, 1)
+      } catch (e) {
+        return e as Error & {exitCode: number}
+      }
+      return null
+    })
+    expect(err?.exitCode).toBe(1)
+    expect(err?.message).toMatch(
+      /^needs about \S+ GiB \(2 layers of 128, 32 × 512 tokens, fp32\) but 80% of the \S+ MiB SPAN_MEMORY_AVAILABLE is \S+ MiB; would fit: --batch-size 8 --accumulate 4 \(the same effective batch, \S+ MiB\)$/,
+    )
+    expect(err?.message).not.toContain('\n')
+  })
+
+  it('names a smaller preset when not even one example of this model fits', () => {
+    const c = resolveConfig([{name: 'flags', values: {preset: 'base'}}]) // batch-size auto
+    const room = String(Math.ceil(planMemory({...shape('mini', 512), batch: 1}).total / HEADROOM) + 1)
+    let message = ''
+    withMemory(room, () => {
+      try {
+        planRun(c, shape('base', 512), backend, 1)
+      } catch (e) {
+        message = (e as Error).message
+      }
+    })
+    expect(message).toMatch(/^needs about \S+ GiB \(12 layers of 768, 1 × 512 tokens, fp32\) but 80% of .*; would fit: --preset mini$/)
+  })
+
+  it('says so when the backend does not tell its memory, and checks nothing', () => {
+    const c = resolveConfig([{name: 'flags', values: {'batch-size': 4}}])
+    const log = planRun(c, s, {name: 'tensorflow-gpu', tfName: 'tensorflow'}, 1).notes
+    expect(log[0]).toMatch(/the memory there is is not known, so the plan is not checked/)
+  })
+})
+
+describe('available memory', () => {
+  it('reads SPAN_MEMORY_AVAILABLE in bytes or with a unit', () => {
+    expect(memoryOverride({SPAN_MEMORY_AVAILABLE: '2G'})).toEqual({bytes: 2 * 2 ** 30, source: 'SPAN_MEMORY_AVAILABLE'})
+    expect(memoryOverride({SPAN_MEMORY_AVAILABLE: '512MiB'})?.bytes).toBe(512 * MiB)
+    expect(memoryOverride({SPAN_MEMORY_AVAILABLE: '1000'})?.bytes).toBe(1000)
+    expect(memoryOverride({})).toBeNull()
+    expect(() => memoryOverride({SPAN_MEMORY_AVAILABLE: 'lots'})).toThrow(/SPAN_MEMORY_AVAILABLE must be bytes or a size such as 2G/)
+  })
+
+  it("is the machine's available memory otherwise", () => {
+    const m = hostMemory({})
+    expect(m.bytes).toBeGreaterThan(0)
+    expect(m.source).toMatch(/available memory|free memory|cgroup/)
+    expect(formatBytes(1.5 * 2 ** 30)).toBe('1.5 GiB')
+    expect(formatBytes(300 * MiB)).toBe('300 MiB')
+    expect(DEFAULTS['batch-size']).toBe('auto')
+  })
+})
