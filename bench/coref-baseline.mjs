@@ -12,8 +12,10 @@
 import {readConll, writeConll} from '../dist/core/tasks/coref/conll.js'
 
 export const PRONOUNS = new Set(
-  ('i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself she her hers herself ' +
-    'it its itself they them their theirs themselves').split(' '),
+  (
+    'i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself she her hers herself ' +
+    'it its itself they them their theirs themselves'
+  ).split(' '),
 )
 
 const capitalised = (w) => /^\p{Lu}/u.test(w)
@@ -22,10 +24,13 @@ const capitalised = (w) => /^\p{Lu}/u.test(w)
 export function stringMatchClusters(words) {
   const byText = new Map()
   const add = (s, e) => {
-    const text = words.slice(s, e + 1).join(' ').toLowerCase()
+    const text = words
+      .slice(s, e + 1)
+      .join(' ')
+      .toLowerCase()
     byText.set(text, [...(byText.get(text) ?? []), [s, e]])
   }
-  for (let w = 0; w < words.length; ) {
+  for (let w = 0; w < words.length;) {
     if (PRONOUNS.has(words[w].toLowerCase())) add(w, w++)
     else if (capitalised(words[w])) {
       let e = w

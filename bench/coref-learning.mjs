@@ -24,9 +24,18 @@ const DATA = join(ROOT, '..', 'shared', 'data', 'coref')
 const OUT = join(ROOT, 'bench', 'out', 'coref-learning')
 const env = (k, d) => process.env[k] ?? d
 const S = {
-  data: env('BENCH_DATA', 'litbank'), preset: env('BENCH_PRESET', 'tiny'), init: env('BENCH_INIT', ''), epochs: env('BENCH_EPOCHS', '4'),
-  lr: env('BENCH_LR', '1e-3'), taskLr: env('BENCH_TASK_LR', '1e-3'), seg: env('BENCH_SEG', '128'), ffnn: env('BENCH_FFNN', '150'),
-  depth: env('BENCH_DEPTH', '1'), maxTrain: env('BENCH_MAX_TRAIN', ''), seed: env('BENCH_SEED', '1'), threads: env('BENCH_THREADS', '2'),
+  data: env('BENCH_DATA', 'litbank'),
+  preset: env('BENCH_PRESET', 'tiny'),
+  init: env('BENCH_INIT', ''),
+  epochs: env('BENCH_EPOCHS', '4'),
+  lr: env('BENCH_LR', '1e-3'),
+  taskLr: env('BENCH_TASK_LR', '1e-3'),
+  seg: env('BENCH_SEG', '128'),
+  ffnn: env('BENCH_FFNN', '150'),
+  depth: env('BENCH_DEPTH', '1'),
+  maxTrain: env('BENCH_MAX_TRAIN', ''),
+  seed: env('BENCH_SEED', '1'),
+  threads: env('BENCH_THREADS', '2'),
 }
 const split = (name) =>
   S.data === 'ontogum' ? {path: join(DATA, 'ontogum', 'conll'), split: name} : {path: join(DATA, 'litbank', 'tenfold_splits', '0', `${name}.ids`)}
@@ -37,7 +46,7 @@ const {corefDevScores} = await import('../dist/core/tasks/coref/score.js')
 const hasEval = existsSync(join(ROOT, 'dist', 'commands', 'eval', 'coref.js'))
 
 /** CoNLL F1 and its parts of a prediction file against a split. */
-function score(s, predFile, predText) {
+function score(s, predFile) {
   if (hasEval) {
     const j = JSON.parse(spanSync(['eval', 'coref', '--gold', s.path, ...(s.split ? ['--gold-split', s.split] : []), '--pred', predFile, '--json']).stdout)
     return {conll_f1: j.conll_f1, muc: j.muc.f1, bcub: j.bcub.f1, ceafe: j.ceafe.f1, mentions: j.mentions.f1}
@@ -45,10 +54,16 @@ function score(s, predFile, predText) {
   const gold = readConll(s.path, s.split ? {split: s.split} : {})
   const pred = new Map()
   for (const d of readConll(predFile)) pred.set(d.key, d.clusters)
-  const r = corefDevScores(gold, gold.map((d) => pred.get(d.key) ?? []))
+  const r = corefDevScores(
+    gold,
+    gold.map((d) => pred.get(d.key) ?? []),
+  )
   return {conll_f1: r.conll_f1, muc: r.muc_f1, bcub: r.bcub_f1, ceafe: r.ceafe_f1, mentions: r.mention_f1, scorer: 'interim'}
 }
-const line = (name, r) => console.log(`${name.padEnd(28)} CoNLL F1 ${r.conll_f1.toFixed(2)}  (MUC ${r.muc.toFixed(2)}, B3 ${r.bcub.toFixed(2)}, CEAFe ${r.ceafe.toFixed(2)}; mentions ${r.mentions.toFixed(2)})${r.scorer ? ' [interim scorer]' : ''}`)
+const line = (name, r) =>
+  console.log(
+    `${name.padEnd(28)} CoNLL F1 ${r.conll_f1.toFixed(2)}  (MUC ${r.muc.toFixed(2)}, B3 ${r.bcub.toFixed(2)}, CEAFe ${r.ceafe.toFixed(2)}; mentions ${r.mentions.toFixed(2)})${r.scorer ? ' [interim scorer]' : ''}`,
+  )
 
 rmSync(OUT, {recursive: true, force: true})
 mkdirSync(OUT, {recursive: true})
@@ -56,18 +71,54 @@ console.log(`coref-learning: ${JSON.stringify(S)}`)
 for (const name of ['dev', 'test']) {
   const s = split(name)
   const file = join(OUT, `baseline-${name}.conll`)
-  writeFileSync(file, readConll(s.path, s.split ? {split: s.split} : {}).map((d) => writeConll(d, stringMatchClusters(d.words))).join(''))
+  writeFileSync(
+    file,
+    readConll(s.path, s.split ? {split: s.split} : {})
+      .map((d) => writeConll(d, stringMatchClusters(d.words)))
+      .join(''),
+  )
   line(`string-match baseline ${name}`, score(s, file))
 }
 const run = join(OUT, 'run')
 const model = S.init ? ['--init', S.init] : ['--preset', S.preset]
-const args = ['finetune', 'coref', ...model, ...dataArgs('--train', split('train')), ...dataArgs('--dev', split('dev')), '--out', run, '--epochs', S.epochs,
-  '--lr', S.lr, '--task-lr', S.taskLr, '--max-segment-len', S.seg, '--ffnn-size', S.ffnn, '--coref-depth', S.depth, '--seed', S.seed, '--threads', S.threads,
-  '--log-every', '20', ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : [])]
+const args = [
+  'finetune',
+  'coref',
+  ...model,
+  ...dataArgs('--train', split('train')),
+  ...dataArgs('--dev', split('dev')),
+  '--out',
+  run,
+  '--epochs',
+  S.epochs,
+  '--lr',
+  S.lr,
+  '--task-lr',
+  S.taskLr,
+  '--max-segment-len',
+  S.seg,
+  '--ffnn-size',
+  S.ffnn,
+  '--coref-depth',
+  S.depth,
+  '--seed',
+  S.seed,
+  '--threads',
+  S.threads,
+  '--log-every',
+  '20',
+  ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : []),
+]
 console.log(`span ${args.join(' ')}`)
 const ft = spanSync(args)
-const recs = ft.stdout.trim().split('\n').map((l) => JSON.parse(l))
-for (const r of recs.filter((r) => r.split === 'dev')) console.log(`  dev at step ${r.step}: CoNLL F1 ${r.conll_f1} (MUC ${r.muc_f1 ?? r.muc?.f1}, B3 ${r.bcub_f1 ?? r.bcub?.f1}, CEAFe ${r.ceafe_f1 ?? r.ceafe?.f1})${r.best ? ' best' : ''}`)
+const recs = ft.stdout
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l))
+for (const r of recs.filter((r) => r.split === 'dev'))
+  console.log(
+    `  dev at step ${r.step}: CoNLL F1 ${r.conll_f1} (MUC ${r.muc_f1 ?? r.muc?.f1}, B3 ${r.bcub_f1 ?? r.bcub?.f1}, CEAFe ${r.ceafe_f1 ?? r.ceafe?.f1})${r.best ? ' best' : ''}`,
+  )
 const losses = recs.filter((r) => typeof r.loss === 'number')
 console.log(`  ${losses.at(-1)?.step} steps in ${ft.secs.toFixed(0)} s; loss ${losses[0]?.loss.toFixed(1)} → ${losses.at(-1)?.loss.toFixed(1)}`)
 for (const name of ['dev', 'test']) {

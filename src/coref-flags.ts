@@ -7,7 +7,11 @@ import type {ConllDoc} from './core/tasks/coref/conll.js'
 export function corefHeadFlags() {
   return {
     'max-segment-len': Flags.integer({description: 'sub-tokens per segment, [CLS] and [SEP] included', default: D.max_segment_len, min: 8}),
-    'max-training-segments': Flags.integer({description: 'segments of a document trained on at once (a random run of them)', default: D.max_training_segments, min: 1}),
+    'max-training-segments': Flags.integer({
+      description: 'segments of a document trained on at once (a random run of them)',
+      default: D.max_training_segments,
+      min: 1,
+    }),
     'max-span-width': Flags.integer({description: 'longest candidate mention, in sub-tokens', default: D.max_span_width, min: 1}),
     'top-span-ratio': numberFlag('spans kept per sub-token after mention scoring', {default: D.top_span_ratio, min: 0.01, max: 1}),
     'max-top-antecedents': Flags.integer({description: 'antecedents kept per span by the coarse scores', default: D.max_top_antecedents, min: 1}),
@@ -17,7 +21,8 @@ export function corefHeadFlags() {
     'coref-dropout': numberFlag("the head's dropout", {default: D.dropout, min: 0, max: 0.999}),
     'task-lr': numberFlag("the head's peak learning rate (the encoder's is --lr)", {default: 1e-4, min: 0}),
     singletons: Flags.boolean({
-      description: 'keep a span with no antecedent whose mention score is above 0 (default: on when over 10% of the training clusters are singletons, as in LitBank)',
+      description:
+        'keep a span with no antecedent whose mention score is above 0 (default: on when over 10% of the training clusters are singletons, as in LitBank)',
       allowNo: true,
     }),
     'train-split': Flags.string({description: "--train's split when it is a folder: GUM's train/dev/test, LitBank's FOLD/NAME (0/train)"}),

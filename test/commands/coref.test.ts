@@ -44,7 +44,11 @@ describe('span finetune coref → predict coref', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toContain('singletons off')
     expect(readdirSync(join(out, 'best'))).toContain('model.safetensors')
-    const dev = r.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((x) => x.split === 'dev')
+    const dev = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((x) => x.split === 'dev')
     expect(dev).toHaveLength(2)
     const p = runSpan(['predict', 'coref', '--model', out, '--data', g, '--threads', '1'])
     expect(p.code, p.stderr).toBe(0)
@@ -67,14 +71,33 @@ describe('span finetune coref → predict coref', () => {
   const hasEval = existsSync(join(ROOT, 'dist', 'commands', 'eval', 'coref.js'))
   it.skipIf(!hasEval)('predict | eval coref --pred - as a pipe (needs eval coref from the coref-eval branch)', () => {
     const g = lit()
-    const r = runShell(`node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1 | node bin/run.js eval coref --gold ${g} --pred - --json`)
+    const r = runShell(
+      `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1 | node bin/run.js eval coref --gold ${g} --pred - --json`,
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(typeof JSON.parse(r.stdout).conll_f1).toBe('number')
   })
 
   it('a run stopped with --stop-at and resumed ends byte for byte where the uninterrupted run ends', () => {
     const g = lit()
-    const args = (out: string) => ['finetune', 'coref', '--init', ckpt, '--train', g, '--dev', g, '--out', out, ...small, ...loop, '--epochs', '2', '--eval-every', '3']
+    const args = (out: string) => [
+      'finetune',
+      'coref',
+      '--init',
+      ckpt,
+      '--train',
+      g,
+      '--dev',
+      g,
+      '--out',
+      out,
+      ...small,
+      ...loop,
+      '--epochs',
+      '2',
+      '--eval-every',
+      '3',
+    ]
     expect(runSpan(args(join(dir, 'whole'))).code).toBe(0)
     expect(runSpan([...args(join(dir, 'part')), '--stop-at', '2']).code).toBe(0)
     const r = runSpan([...args(join(dir, 'part')), '--resume', join(dir, 'part')])
@@ -89,7 +112,12 @@ describe('bad input, in process', () => {
   const cases: [string, string[], RegExp, number][] = [
     ['a closing bracket with no opening', ['finetune', 'coref', '--preset', 'tiny', '--train', '@bad1', '--out', join(dir, 'never')], /bad1\.conll:2: /, 1],
     ['a mention left open', ['finetune', 'coref', '--preset', 'tiny', '--train', '@bad2', '--out', join(dir, 'never2')], /bad2\.conll:\d+: /, 1],
-    ['segments longer than the checkpoint', ['finetune', 'coref', '--init', ckpt, '--train', '@ok', '--out', join(dir, 'never3'), '--max-segment-len', '64'], /exceeds/, 2],
+    [
+      'segments longer than the checkpoint',
+      ['finetune', 'coref', '--init', ckpt, '--train', '@ok', '--out', join(dir, 'never3'), '--max-segment-len', '64'],
+      /exceeds/,
+      2,
+    ],
     ['predict with a model of another task', ['predict', 'coref', '--model', ckpt, '--data', '@ok'], /not a span finetune coref model/, 1],
   ]
   it.each(cases)('%s: one line on stderr, its exit code', async (_name, argv, want, code) => {
@@ -98,7 +126,10 @@ describe('bad input, in process', () => {
       '@bad2': file('bad2.conll', '#begin document (x); part 0\nx\t0\t0\tA\t_\t_\t_\t_\t_\t_\t_\t_\t(0\n#end document\n'),
       '@ok': lit(),
     }
-    const r = await runCommand(argv.map((a) => files[a] ?? a), {root})
+    const r = await runCommand(
+      argv.map((a) => files[a] ?? a),
+      {root},
+    )
     const lines = r.stderr.trim().split('\n')
     expect(lines.at(-1), r.stderr).toMatch(want)
     expect(process.exitCode ?? r.error?.oclif?.exit).toBe(code)

@@ -75,7 +75,11 @@ describe('candidate spans, top-k and antecedents', () => {
       expect(d.wordStart[s] && d.wordEnd[e]).toBeTruthy()
     }
     expect(c.starts.length).toBe(new Set(Array.from(c.starts, (s, i) => `${s},${c.ends[i]}`)).size)
-    expect(Array.from(c.cluster).filter((x) => x > 0).sort()).toEqual([1, 1, 2, 2])
+    expect(
+      Array.from(c.cluster)
+        .filter((x) => x > 0)
+        .sort(),
+    ).toEqual([1, 1, 2, 2])
     expect(Array.from(c.starts)).toEqual([...c.starts].sort((a, b) => a - b))
   })
 
@@ -153,15 +157,29 @@ describe('loss and decoding', () => {
 describe('the model', () => {
   it('weightedRows: value and gradients equal the dense masked sum', () => {
     const rng = new Rng(3)
-    const x = tf.tensor2d(Array.from({length: 12}, () => rng.float() - 0.5), [4, 3])
+    const x = tf.tensor2d(
+      Array.from({length: 12}, () => rng.float() - 0.5),
+      [4, 3],
+    )
     const w = tf.tensor2d([0.2, 0.8, 1, 0, 0.5, 0.5], [3, 2])
     const idx = tf.tensor2d([0, 1, 3, 3, 1, 2], [3, 2], 'int32')
     const dense = tf.tensor2d([0.2, 0.8, 0, 0, 0, 0, 0, 1, 0, 0.5, 0.5, 0], [3, 4]) // the same weights as a [K, N] matrix
-    const f1 = (a: tf.Tensor) => weightedRows(a as tf.Tensor2D, w, idx).square().sum()
-    const f2 = (a: tf.Tensor) => tf.matMul(dense, a as tf.Tensor2D).square().sum()
+    const f1 = (a: tf.Tensor) =>
+      weightedRows(a as tf.Tensor2D, w, idx)
+        .square()
+        .sum()
+    const f2 = (a: tf.Tensor) =>
+      tf
+        .matMul(dense, a as tf.Tensor2D)
+        .square()
+        .sum()
     expect(Array.from(tf.grad(f1)(x).dataSync())).toEqual(Array.from(tf.grad(f2)(x).dataSync()).map((v) => expect.closeTo(v, 5)))
     expect(f1(x).dataSync()[0]).toBeCloseTo(f2(x).dataSync()[0], 5)
-    const gw = tf.grad((b: tf.Tensor) => weightedRows(x, b as tf.Tensor2D, idx).square().sum())(w)
+    const gw = tf.grad((b: tf.Tensor) =>
+      weightedRows(x, b as tf.Tensor2D, idx)
+        .square()
+        .sum(),
+    )(w)
     expect(gw.shape).toEqual([3, 2])
     tf.dispose([x, w, idx, dense, gw])
   })
@@ -173,9 +191,15 @@ describe('the model', () => {
     const d = featurise(doc, tok, head.max_segment_len, [])
     expect(d.segments.length).toBeGreaterThan(1)
     const before = tf.memory().numTensors
-    const {value, grads} = tf.variableGrads(() => model.loss(d, {training: true, rng: new Rng(1)}), model.params.entries().map(([, v]) => v))
+    const {value, grads} = tf.variableGrads(
+      () => model.loss(d, {training: true, rng: new Rng(1)}),
+      model.params.entries().map(([, v]) => v),
+    )
     expect(Number.isFinite(value.dataSync()[0])).toBe(true)
-    const names = model.params.entries().filter(([, v]) => grads[v.name]).map(([n]) => n)
+    const names = model.params
+      .entries()
+      .filter(([, v]) => grads[v.name])
+      .map(([n]) => n)
     expect(names).toContain('bert.encoder.layer.0.attention.self.query.weight')
     expect(names).toContain('coref.slow_antecedent_scores.0.weight')
     expect(names).toContain('coref.f.weight')

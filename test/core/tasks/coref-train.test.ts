@@ -35,8 +35,25 @@ describe('finetune coref in process', () => {
     const model = CorefModel.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 1)
     const out = join(dir, 'run')
     const c: CorefFinetuneConfig = {
-      task: 'coref', init: 'test', train: 'mem', dev: 'mem', out, cased: fixtureVocab.cased, 'max-len': 12, lr: 1e-4, 'warmup-proportion': 0.1,
-      'weight-decay': 0.01, clip: 1, epochs: 2, 'batch-size': 1, accumulate: 1, seed: 1, backend: 'cpu', 'log-every': 1, 'task-lr': 1e-3, head,
+      task: 'coref',
+      init: 'test',
+      train: 'mem',
+      dev: 'mem',
+      out,
+      cased: fixtureVocab.cased,
+      'max-len': 12,
+      lr: 1e-4,
+      'warmup-proportion': 0.1,
+      'weight-decay': 0.01,
+      clip: 1,
+      epochs: 2,
+      'batch-size': 1,
+      accumulate: 1,
+      seed: 1,
+      backend: 'cpu',
+      'log-every': 1,
+      'task-lr': 1e-3,
+      head,
     }
     const a = corefAdapter({config: c, model, vocabPath: fixtureVocab.info.path, dev: {gold: docs, units}, scorer: corefDevScores}, units)
     expect([a.lrScale?.('coref.f.weight'), a.lrScale?.('bert.encoder.layer.0.output.dense.weight')]).toEqual([10, 1])

@@ -86,7 +86,14 @@ export function corefAdapter(run: CorefRun, train: CorefDoc[]): TaskAdapter<Core
 }
 
 /** The model to fine-tune or predict with: a checkpoint's encoder (and head, where its shapes fit), else a fresh --preset one. */
-export async function corefModel(dir: string | null, preset: string | undefined, h: CorefHeadConfig, vocabSize: number, seed: number, log: (l: string) => void): Promise<CorefModel> {
+export async function corefModel(
+  dir: string | null,
+  preset: string | undefined,
+  h: CorefHeadConfig,
+  vocabSize: number,
+  seed: number,
+  log: (l: string) => void,
+): Promise<CorefModel> {
   if (!dir) return CorefModel.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, h.max_segment_len)}), h, seed)
   const {config} = await readConfigJson(dir)
   if (h.max_segment_len > config.max_position_embeddings)

@@ -77,7 +77,9 @@ export function spanVectors(m: Head, x: tf.Tensor2D, starts: Int32Array, ends: I
       logMask[k * L + l] = starts[k] + l <= ends[k] ? 0 : -Infinity // log(mention_mask)
     }
   const a = linear(m.p, `${P}.mention_word_attn`, x) as tf.Tensor2D // [N, 1]
-  const logits = rowsOf(a, idx).reshape([K, L]).add(tf.tensor2d(logMask, [K, L])) // [K, L]
+  const logits = rowsOf(a, idx)
+    .reshape([K, L])
+    .add(tf.tensor2d(logMask, [K, L])) // [K, L]
   const head = weightedRows(x, tf.softmax(logits) as tf.Tensor2D, tf.tensor2d(idx, [K, L], 'int32')) // [K, H]
   const widths = Int32Array.from(starts, (s, i) => ends[i] - s)
   const width = dropout(rowsOf(m.p.get(`${P}.span_width_embeddings`) as tf.Tensor2D, widths), m.h.dropout, m.ctx) // [K, fs]

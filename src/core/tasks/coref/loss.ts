@@ -30,7 +30,10 @@ export function antecedentLabels(cluster: ArrayLike<number>, ant: Antecedents): 
 
 /** softmax_loss summed over spans: Σ_i logsumexp(scores_i) − logsumexp(scores_i + log labels_i). scores [k, c + 1]. */
 export function marginalLoss(scores: tf.Tensor2D, labels: Uint8Array): tf.Scalar {
-  const logLabels = tf.tensor2d(Float32Array.from(labels, (y) => (y ? 0 : -Infinity)), scores.shape) // [k, c + 1]
+  const logLabels = tf.tensor2d(
+    Float32Array.from(labels, (y) => (y ? 0 : -Infinity)),
+    scores.shape,
+  ) // [k, c + 1]
   const gold = tf.logSumExp(scores.add(logLabels), 1) // [k]
   return tf.logSumExp(scores, 1).sub(gold).sum() as tf.Scalar // []
 }

@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs'
 import {dropout, linear} from '../../model/layers.js'
-import {type Head, P, ffnn, rowsOf} from './head.js'
+import {type Head, P, rowsOf} from './head.js'
 import {type Antecedents, bucketDistance} from './spans.js'
 
 /** Coarse scores [k, k]: s_m(i) + s_m(j) + g_i·W·g_j + prior(bucket(i − j)), −∞ where j ≥ i. */
@@ -26,7 +26,11 @@ export function coarseScores(m: Head, g: tf.Tensor2D, mention: tf.Tensor1D): tf.
   const prior = linear(m.p, `${P}.antecedent_distance_prior`, priorEmb) as tf.Tensor2D // [10, 1]
   const pair = mention.expandDims(1).add(mention.expandDims(0)) // [k, k]
   const dist = rowsOf(prior, buckets).reshape([k, k]) // [k, k]
-  return tf.matMul(src, tgt, false, true).add(pair).add(dist).add(tf.tensor2d(logMask, [k, k])) as tf.Tensor2D // [k, k]
+  return tf
+    .matMul(src, tgt, false, true)
+    .add(pair)
+    .add(dist)
+    .add(tf.tensor2d(logMask, [k, k])) as tf.Tensor2D // [k, k]
 }
 
 /** The coarse scores of the kept antecedents: [k, c]. */
@@ -49,13 +53,22 @@ function pairFeatures(m: Head, ant: Antecedents, f: PairFacts): tf.Tensor2D {
   const row = (t: number) => Math.floor(t / c)
   const table = (name: string) => m.p.get(`${P}.${name}`) as tf.Tensor2D
   const parts = [
-    rowsOf(table('antecedent_distance_emb'), Int32Array.from(index, (j, t) => bucketDistance(row(t) - j))),
+    rowsOf(
+      table('antecedent_distance_emb'),
+      Int32Array.from(index, (j, t) => bucketDistance(row(t) - j)),
+    ),
     rowsOf(
       table('segment_distance_embeddings'),
       Int32Array.from(index, (j, t) => Math.min(Math.max(f.segment[row(t)] - f.segment[j], 0), m.h.max_training_segments - 1)),
     ),
   ]
-  if (m.h.speakers) parts.push(rowsOf(table('same_speaker_emb'), Int32Array.from(index, (j, t) => (f.speaker[row(t)] === f.speaker[j] ? 1 : 0))))
+  if (m.h.speakers)
+    parts.push(
+      rowsOf(
+        table('same_speaker_emb'),
+        Int32Array.from(index, (j, t) => (f.speaker[row(t)] === f.speaker[j] ? 1 : 0)),
+      ),
+    )
   if (m.h.genres.length > 0) parts.push(rowsOf(table('genre_embeddings'), new Int32Array(index.length).fill(f.genre)))
   return dropout(tf.concat(parts, 1), m.h.dropout, m.ctx) as tf.Tensor2D // [k·c, Φ]
 }
@@ -71,13 +84,19 @@ export function fineScores(m: Head, g: tf.Tensor2D, ant: Antecedents, f: PairFac
   const w = m.p.get(`${P}.slow_antecedent_scores.0.weight`) as tf.Tensor2D // [F, 3D + Φ]
   const block = (from: number, size: number) => w.slice([0, from], [-1, size]) // [F, size]
   const gj = rowsOf(g, ant.index) // [k·c, D]
-  const gi = g.expandDims(1).tile([1, c, 1]).reshape([k * c, D]) // [k·c, D]
+  const gi = g
+    .expandDims(1)
+    .tile([1, c, 1])
+    .reshape([k * c, D]) // [k·c, D]
   const phi = pairFeatures(m, ant, f) // [k·c, Φ]
   const mi = tf.matMul(g, block(0, D), false, true) // [k, F]
   const mj = tf.matMul(g, block(D, D), false, true) // [k, F]
   let hid = tf.matMul(gi.mul(gj), block(2 * D, D), false, true) // [k·c, F]
   hid = hid.add(tf.matMul(phi, block(3 * D, phi.shape[1]), false, true))
-  hid = hid.reshape([k, c, -1]).add(mi.expandDims(1)).add(rowsOf(mj as tf.Tensor2D, ant.index).reshape([k, c, -1])) // [k, c, F]
+  hid = hid
+    .reshape([k, c, -1])
+    .add(mi.expandDims(1))
+    .add(rowsOf(mj as tf.Tensor2D, ant.index).reshape([k, c, -1])) // [k, c, F]
   hid = dropout(hid.add(m.p.get(`${P}.slow_antecedent_scores.0.bias`)).relu(), m.h.dropout, m.ctx)
   return linear(m.p, `${P}.slow_antecedent_scores.1`, hid).reshape([k, c]) as tf.Tensor2D // [k, c]
 }

@@ -13,7 +13,12 @@ export function weightedRows(x: tf.Tensor2D, w: tf.Tensor2D, idx: tf.Tensor2D): 
   const f = tf.customGrad((xs, ws, is, save) => {
     const [xx, ww, ii] = [xs as tf.Tensor2D, ws as tf.Tensor2D, is as tf.Tensor2D]
     ;(save as tf.GradSaveFunc)([xx, ww, ii])
-    const value = tf.tidy(() => tf.concat(chunks(ww.shape[0]).map(([a, n]) => tf.matMul(part(ww, a, n).expandDims(1), gathered(xx, ii, a, n)).squeeze([1])), 0))
+    const value = tf.tidy(() =>
+      tf.concat(
+        chunks(ww.shape[0]).map(([a, n]) => tf.matMul(part(ww, a, n).expandDims(1), gathered(xx, ii, a, n)).squeeze([1])),
+        0,
+      ),
+    )
     return {value, gradFunc: (dy, saved) => weightedRowsGrad(dy as tf.Tensor2D, saved as tf.Tensor2D[])}
   })
   return f(x, w, idx) as tf.Tensor2D

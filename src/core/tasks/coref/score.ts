@@ -59,43 +59,57 @@ function bcub(k: Clusters, r: Clusters): [number, number] {
   return [num, den]
 }
 
+/** Potentials and matching of the Hungarian algorithm (e-maxx's O(n³) form, 1-based). */
+interface Km {
+  n: number
+  cost: number[][]
+  u: number[]
+  v: number[]
+  p: number[] // column → row matched
+  way: number[]
+}
+
+/** One Dijkstra-like step from the columns in `used`: the slack update and the next column. */
+function kmStep(k: Km, used: boolean[], minv: number[], j0: number): number {
+  const i0 = k.p[j0]
+  let delta = Infinity
+  let j1 = 0
+  for (let j = 1; j <= k.n; j++) {
+    if (used[j]) continue
+    const cur = k.cost[i0 - 1][j - 1] - k.u[i0] - k.v[j]
+    if (cur < minv[j]) [minv[j], k.way[j]] = [cur, j0]
+    if (minv[j] < delta) [delta, j1] = [minv[j], j]
+  }
+  for (let j = 0; j <= k.n; j++) {
+    if (!used[j]) minv[j] -= delta
+    else [k.u[k.p[j]], k.v[j]] = [k.u[k.p[j]] + delta, k.v[j] - delta]
+  }
+  return j1
+}
+
 /** The best one-to-one cluster alignment's total similarity (Hungarian algorithm, O(n³)). */
 function bestAlignment(sim: number[][]): number {
   const n = Math.max(sim.length, sim[0]?.length ?? 0)
-  if (n === 0) return 0
+  const zeros = () => new Array<number>(n + 1).fill(0)
   const cost = Array.from({length: n}, (_, i) => Array.from({length: n}, (_, j) => -(sim[i]?.[j] ?? 0)))
-  const u = new Array(n + 1).fill(0)
-  const v = new Array(n + 1).fill(0)
-  const p = new Array(n + 1).fill(0)
-  const way = new Array(n + 1).fill(0)
+  const k: Km = {n, cost, u: zeros(), v: zeros(), p: zeros(), way: zeros()}
   for (let i = 1; i <= n; i++) {
-    p[0] = i
+    k.p[0] = i
     let j0 = 0
-    const minv = new Array(n + 1).fill(Infinity)
-    const used = new Array(n + 1).fill(false)
+    const minv = new Array<number>(n + 1).fill(Infinity)
+    const used = new Array<boolean>(n + 1).fill(false)
     do {
       used[j0] = true
-      const i0 = p[j0]
-      let delta = Infinity
-      let j1 = 0
-      for (let j = 1; j <= n; j++) {
-        if (used[j]) continue
-        const cur = cost[i0 - 1][j - 1] - u[i0] - v[j]
-        if (cur < minv[j]) (minv[j] = cur), (way[j] = j0)
-        if (minv[j] < delta) (delta = minv[j]), (j1 = j)
-      }
-      for (let j = 0; j <= n; j++) if (used[j]) (u[p[j]] += delta), (v[j] -= delta)
-      else minv[j] -= delta
-      j0 = j1
-    } while (p[j0] !== 0)
+      j0 = kmStep(k, used, minv, j0)
+    } while (k.p[j0] !== 0)
     do {
-      const j1 = way[j0]
-      p[j0] = p[j1]
+      const j1 = k.way[j0]
+      k.p[j0] = k.p[j1]
       j0 = j1
     } while (j0)
   }
   let total = 0
-  for (let j = 1; j <= n; j++) total += sim[p[j] - 1]?.[j - 1] ?? 0
+  for (let j = 1; j <= n; j++) total += sim[k.p[j] - 1]?.[j - 1] ?? 0
   return total
 }
 
@@ -113,7 +127,8 @@ export function corefDevScores(gold: ConllDoc[], predicted: Mention[][][]): DevS
   gold.forEach((g, i) => {
     const k = g.clusters
     const r = predicted[i] ?? []
-    const add = (t: Counts, [rn, rd]: [number, number], [pn, pd]: [number, number]) => Object.assign(t, {rn: t.rn + rn, rd: t.rd + rd, pn: t.pn + pn, pd: t.pd + pd})
+    const add = (t: Counts, [rn, rd]: [number, number], [pn, pd]: [number, number]) =>
+      Object.assign(t, {rn: t.rn + rn, rd: t.rd + rd, pn: t.pn + pn, pd: t.pd + pd})
     add(c.muc, muc(k, r), muc(r, k))
     add(c.bcub, bcub(k, r), bcub(r, k))
     const e = ceafe(k, r)

@@ -46,7 +46,9 @@ export function candidateSpans(d: CorefDoc, maxWidth: number): Candidates {
   for (let s = 0; s < n; s++) {
     if (!d.wordStart[s]) continue
     for (let e = s; e < Math.min(s + maxWidth, n) && d.sentenceOf[e] === d.sentenceOf[s]; e++) {
-      if (d.wordEnd[e]) starts.push(s), ends.push(e)
+      if (!d.wordEnd[e]) continue
+      starts.push(s)
+      ends.push(e)
     }
   }
   const gold = new Map<string, number>()
