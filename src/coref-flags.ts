@@ -25,6 +25,11 @@ export function corefHeadFlags() {
         'keep a span with no antecedent whose mention score is above 0 (default: on when over 10% of the training clusters are singletons, as in LitBank)',
       allowNo: true,
     }),
+    'mention-loss': Flags.string({
+      description:
+        "fast-coref's mention loss added to the antecedent loss: summed BCE over the top spans, all candidates, or none (Joshi et al.) (default: topk with --singletons, else none)",
+      options: ['none', 'topk', 'all'],
+    }),
     'train-split': Flags.string({description: "--train's split when it is a folder: GUM's train/dev/test, LitBank's FOLD/NAME (0/train)"}),
     'dev-split': Flags.string({description: "--dev's split when it is a folder"}),
   }
@@ -35,6 +40,7 @@ export function headFromFlags(f: Record<string, unknown>, train: ConllDoc[]): Co
   const n = (k: string) => f[k] as number
   const clusters = train.flatMap((d) => d.clusters)
   const single = clusters.filter((c) => c.length === 1).length
+  const singletons = (f.singletons as boolean | undefined) ?? single > 0.1 * clusters.length
   const genres = train.every((d) => d.genre !== undefined) ? [...new Set(train.map((d) => d.genre as string))].sort() : []
   return {
     max_segment_len: n('max-segment-len'),
@@ -48,6 +54,7 @@ export function headFromFlags(f: Record<string, unknown>, train: ConllDoc[]): Co
     dropout: n('coref-dropout'),
     genres,
     speakers: train.some((d) => d.speaker !== undefined),
-    singletons: (f.singletons as boolean | undefined) ?? single > 0.1 * clusters.length,
+    singletons,
+    mention_loss: (f['mention-loss'] as CorefHeadConfig['mention_loss'] | undefined) ?? (singletons ? 'topk' : 'none'),
   }
 }

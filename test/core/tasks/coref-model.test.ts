@@ -6,7 +6,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {COREF_DEFAULTS, type CorefHeadConfig} from '../../../src/core/tasks/coref/config.js'
 import {predictedAntecedents, predictedClusters, toWords} from '../../../src/core/tasks/coref/decode.js'
-import {antecedentLabels, marginalLoss} from '../../../src/core/tasks/coref/loss.js'
+import {antecedentLabels, marginalLoss, mentionLoss} from '../../../src/core/tasks/coref/loss.js'
 import {CorefModel} from '../../../src/core/tasks/coref/model.js'
 import {weightedRows} from '../../../src/core/tasks/coref/rows.js'
 import {type CorefText, featurise, splitSegments} from '../../../src/core/tasks/coref/segments.js'
@@ -130,6 +130,14 @@ describe('loss and decoding', () => {
     const y = Uint8Array.from([0, 1, 1, 1, 0, 0])
     const want = Math.log(1 + Math.E + Math.E ** 2) - Math.log(Math.E + Math.E ** 2) + Math.log(1 + Math.exp(-1))
     const got = marginalLoss(s, y)
+    expect(got.dataSync()[0]).toBeCloseTo(want, 5)
+    tf.dispose([s, got])
+  })
+
+  it("fast-coref's mention loss: summed BCE with logits", () => {
+    const s = tf.tensor1d([2, -1, 0])
+    const got = mentionLoss(s, [1, 0, 3]) // gold, not, gold
+    const want = Math.log(1 + Math.exp(-2)) + Math.log(1 + Math.exp(-1)) + Math.log(2)
     expect(got.dataSync()[0]).toBeCloseTo(want, 5)
     tf.dispose([s, got])
   })

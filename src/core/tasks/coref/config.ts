@@ -25,6 +25,8 @@ export interface CorefHeadConfig {
   speakers: boolean
   /** keep a span without antecedent whose mention score is above 0 (fast-coref's rule) */
   singletons: boolean
+  /** fast-coref's mention loss added to the antecedent loss: summed BCE over the top spans, all candidates, or none (Joshi et al.) */
+  mention_loss: 'none' | 'topk' | 'all'
 }
 
 export const COREF_DEFAULTS: CorefHeadConfig = {
@@ -40,6 +42,7 @@ export const COREF_DEFAULTS: CorefHeadConfig = {
   genres: [],
   speakers: false,
   singletons: false,
+  mention_loss: 'none',
 }
 
 /** Width of a span vector: start, end and head vectors (H each) and the width embedding. */

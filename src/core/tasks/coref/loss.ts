@@ -28,6 +28,16 @@ export function antecedentLabels(cluster: ArrayLike<number>, ant: Antecedents): 
   return labels
 }
 
+/**
+ * fast-coref's mention loss (shtoshni/fast-coref @50e0e179, mention_proposal_module.py
+ * pred_mentions: BCEWithLogitsLoss(reduction="sum")): Σ softplus(s) − s·y over the given mention
+ * scores, y = 1 for gold mentions. It calibrates s > 0 as "a mention", which --singletons reads.
+ */
+export function mentionLoss(scores: tf.Tensor1D, cluster: ArrayLike<number>): tf.Scalar {
+  const y = tf.tensor1d(Float32Array.from(cluster, (c) => (c > 0 ? 1 : 0))) // [K]
+  return tf.softplus(scores).sub(scores.mul(y)).sum() as tf.Scalar // []
+}
+
 /** softmax_loss summed over spans: Σ_i logsumexp(scores_i) − logsumexp(scores_i + log labels_i). scores [k, c + 1]. */
 export function marginalLoss(scores: tf.Tensor2D, labels: Uint8Array): tf.Scalar {
   const logLabels = tf.tensor2d(

@@ -17,7 +17,7 @@ import {type HostTensor, writeSafetensors} from '../../model/safetensors.js'
 import type {CorefHeadConfig} from './config.js'
 import {predictedAntecedents, predictedClusters, toWords} from './decode.js'
 import {type Head, corefSpecs, mentionScores, rowsOf, spanVectors} from './head.js'
-import {antecedentLabels, marginalLoss} from './loss.js'
+import {antecedentLabels, marginalLoss, mentionLoss} from './loss.js'
 import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
@@ -30,6 +30,8 @@ export interface CorefOutput {
   mention: Float32Array // [k] mention scores
   ant: Antecedents
   scores: tf.Tensor2D // [k, c + 1], column 0 the dummy (0)
+  /** the mention loss of --mention-loss (null: none) */
+  mentionLoss: tf.Scalar | null
 }
 
 export class CorefModel {
@@ -89,7 +91,15 @@ export class CorefModel {
     const ant = topAntecedents(fast.dataSync(), top.length, Math.min(this.head.max_top_antecedents, top.length))
     const scores = this.fine(m, d, topG, ant, pickScores(fast, ant), starts) // [k, c]
     const withDummy = tf.concat([tf.zeros([top.length, 1]), scores], 1) as tf.Tensor2D // [k, c + 1]
-    return {starts, ends, cluster: at(cand.cluster), mention: topM.dataSync() as Float32Array, ant, scores: withDummy}
+    const ment = this.mentionLoss(ctx, mention, cand.cluster, topM, at(cand.cluster))
+    return {starts, ends, cluster: at(cand.cluster), mention: topM.dataSync() as Float32Array, ant, scores: withDummy, mentionLoss: ment}
+  }
+
+  /** --mention-loss when training: over all candidates [K] or the top spans [k]. */
+  private mentionLoss(ctx: ForwardContext, all: tf.Tensor1D, allGold: Int32Array, top: tf.Tensor1D, topGold: Int32Array): tf.Scalar | null {
+    const ml = this.head.mention_loss ?? 'none'
+    if (!ctx.training || ml === 'none') return null
+    return ml === 'all' ? mentionLoss(all, allGold) : mentionLoss(top, topGold)
   }
 
   /** fast + fine scores, refining the span vectors coref_depth − 1 times: [k, c]. */
@@ -107,7 +117,8 @@ export class CorefModel {
   /** The document's loss: the marginal log-likelihood summed over its top spans (call under the tape). */
   loss(d: CorefDoc, ctx: ForwardContext): tf.Scalar {
     const o = this.forward(d, ctx)
-    return marginalLoss(o.scores, antecedentLabels(o.cluster, o.ant))
+    const loss = marginalLoss(o.scores, antecedentLabels(o.cluster, o.ant)) // []
+    return o.mentionLoss ? loss.add(o.mentionLoss) : loss
   }
 
   /** Predicted clusters of a whole document, as [firstWord, lastWord] spans. */
