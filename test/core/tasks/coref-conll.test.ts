@@ -140,7 +140,7 @@ describe('CoNLL-2012 bad input', () => {
       /^f\.conll:4: 12 tab-separated columns where this sentence has 13/,
     )
     expect(bad('#begin document d\n0\ta\t_\n1\tb\n#end document\n')).toThrow(/^f\.conll:3: 2 tab-separated columns where this document has 3/)
-    expect(bad('#begin document d\n0\ta b\t_\t_\t_\n#end document\n')).toThrow(/^f\.conll:2: 5 tab-separated columns; expected 3/)
+    expect(bad('#begin document d\n0\ta b\t_\t_\n#end document\n')).toThrow(/^f\.conll:2: 4 tab-separated columns; expected 3/)
   })
   it('names a document without #end document', () => {
     expect(bad('#begin document d\n0\ta\t_\n')).toThrow(/^f\.conll:1: document 'd' has no '#end document' line/)
@@ -190,5 +190,7 @@ describeShared('coref/litbank/conll', 'coref/ontogum/conll')('CoNLL-2012 on the 
     expect(count(readConll(sharedPath('coref/ontogum/conll')))).toEqual([237, 233926, 30719, 7026])
     expect(count(readConll(sharedPath('coref/litbank/tenfold_splits/0/dev.ids')))[2]).toBe(3053)
     expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'dev'}))).toEqual([30, 28119, 3818, 857])
+    expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'train'}))).toEqual([177, 177410, 23320, 5311])
+    expect(count(readConll(sharedPath('coref/ontogum/conll'), {split: 'test'}))).toEqual([30, 28397, 3581, 858])
   })
 })

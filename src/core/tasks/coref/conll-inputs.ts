@@ -4,7 +4,7 @@
  * names documents `<id>_brat.tsv`, read as `<id>_brat.conll` in the first of the list's own
  * folder, `../conll/` and `../../conll/` that holds the first of them. A folder with a split
  * name takes GUM's `splits.md` (in the folder or its parent: `## dev` then `* GUM_x` lines;
- * `train` is every file no section lists; listed files the folder lacks, such as GUM's
+ * without a `## train` section, train is every file no section lists; listed files the folder lacks, such as GUM's
  * left-out reddit documents, are skipped), or, beside LitBank's `conll/`, `tenfold_splits/`
  * with a split `K/NAME` (e.g. `0/dev`).
  */
@@ -57,12 +57,12 @@ function gumSplitFiles(dir: string, md: string, split: string): string[] {
   const sections = parseSplitsMd(readTaskText(md))
   const all = conllFiles(dir)
   const stem = (f: string) => basename(f, '.conll')
-  if (split === 'train') {
+  if (split === 'train' && !sections.has('train')) {
     const listed = new Set([...sections.values()].flat())
     return all.filter((f) => !listed.has(stem(f)))
   }
   const names = sections.get(split)
-  if (names === undefined) throw new SpanError(`${md}: no split '${split}' (it has train, ${[...sections.keys()].join(', ')})`, 2)
+  if (names === undefined) throw new SpanError(`${md}: no split '${split}' (it has ${[...new Set(['train', ...sections.keys()])].join(', ')})`, 2)
   const wanted = new Set(names)
   return all.filter((f) => wanted.has(stem(f)))
 }

@@ -12,8 +12,8 @@
  * numbered in the order their ids first appear; each cluster's mentions are in the order they
  * were completed (their closing word), as the scorer holds them.
  *
- * Two layouts: `conll13` (CoNLL-2012, at least 12 columns: word in column 4, speaker in 10,
- * the same column count on every line of a sentence; LitBank has 13) and `ontogum3`
+ * Two layouts: `conll13` (CoNLL-2012, at least 5 columns: word in column 4, speaker in 10 where
+ * there are 10, the same column count on every line of a sentence; LitBank has 13, OntoNotes 12+) and `ontogum3`
  * (`index<TAB>word<TAB>coref`, no sentence breaks). OntoGUM's headers carry no name
  * (`# begin document `); the file's name without `.conll` is taken as its name and key, and
  * writeConll puts it in the header so several documents can share one stream.
@@ -111,8 +111,12 @@ function scorerCell(fields: string[]): string {
 
 function layoutOf(fields: string[], source: string, line: number): ConllLayout {
   if (fields.length === 3) return 'ontogum3'
-  if (fields.length >= 12) return 'conll13'
-  throw errorAt(source, line, `${fields.length} tab-separated columns; expected 3 (index, word, coreference: OntoGUM) or at least 12 (CoNLL-2012)`)
+  if (fields.length >= 5) return 'conll13'
+  throw errorAt(
+    source,
+    line,
+    `${fields.length} tab-separated columns; expected 3 (OntoGUM: index, word, coreference) or at least 5 (CoNLL-2012: document, part, index, word, ..., coreference)`,
+  )
 }
 
 function nameParts(key: string, source: string, layout: ConllLayout): {key: string; name: string; part: string; genre?: string} {
@@ -135,14 +139,14 @@ interface Body {
 function addWord(b: Body, brackets: Brackets, fields: string[], at: {line: number; index: number; sent: number; width: number}, source: string): number {
   b.layout ??= layoutOf(fields, source, at.line)
   if (b.layout === 'conll13' && at.width < 0 && layoutOf(fields, source, at.line) !== 'conll13')
-    throw errorAt(source, at.line, `${fields.length} tab-separated columns where the document's first line has at least 12`)
+    throw errorAt(source, at.line, `${fields.length} tab-separated columns where the document's first line has at least 5`)
   const width = b.layout === 'ontogum3' ? 3 : at.width < 0 ? fields.length : at.width
   if (fields.length !== width)
     throw errorAt(source, at.line, `${fields.length} tab-separated columns where this ${b.layout === 'ontogum3' ? 'document' : 'sentence'} has ${width}`)
   const w = b.words.length
   b.words.push(fields[b.layout === 'ontogum3' ? 1 : 3] as string)
   b.sentence.push(at.sent)
-  const speaker = b.layout === 'conll13' ? (fields[9] as string) : '_'
+  const speaker = b.layout === 'conll13' && fields.length > 10 ? (fields[9] as string) : '_'
   b.speakers.push(speaker === '_' || speaker === '-' || speaker === '' ? null : speaker)
   b.tokenLines.push(at.index)
   if (!brackets.add(scorerCell(fields), w, at.line)) b.noMention ??= fields[fields.length - 1] as string
