@@ -4,8 +4,8 @@
  * 10 test documents), or OntoGUM (BENCH_DATA=ontogum: GUM's train/dev/test). Printed: the
  * string-match baseline (bench/coref-baseline.mjs) on dev and test, then a run of `finetune coref`
  * (train → dev, best/ by dev CoNLL F1), `predict coref` of dev and test with best/, each scored; with
- * the settings, steps and seconds. Scores come from `span eval coref --json` when the build has it,
- * else from finetune's dev scorer (src/core/tasks/coref/score.ts) in process.
+ * the settings, steps and seconds. Scores come from `span eval coref --json` (the official scorer's
+ * numbers; finetune's dev scores are the same function, src/core/tasks/coref/score.ts).
  * Work files go to bench/out/coref-learning/. Not a test: the default run takes about 10 minutes on 2 cores.
  *
  *   npm run build && node bench/coref-learning.mjs
@@ -48,7 +48,7 @@ const hasEval = existsSync(join(ROOT, 'dist', 'commands', 'eval', 'coref.js'))
 /** CoNLL F1 and its parts of a prediction file against a split. */
 function score(s, predFile) {
   if (hasEval) {
-    const j = JSON.parse(spanSync(['eval', 'coref', '--gold', s.path, ...(s.split ? ['--gold-split', s.split] : []), '--pred', predFile, '--json']).stdout)
+    const j = JSON.parse(spanSync(['eval', 'coref', '--gold', s.path, ...(s.split ? ['--split', s.split] : []), '--pred', predFile, '--json']).stdout)
     return {conll_f1: j.conll_f1, muc: j.muc.f1, bcub: j.bcub.f1, ceafe: j.ceafe.f1, mentions: j.mentions.f1}
   }
   const gold = readConll(s.path, s.split ? {split: s.split} : {})
@@ -58,11 +58,11 @@ function score(s, predFile) {
     gold,
     gold.map((d) => pred.get(d.key) ?? []),
   )
-  return {conll_f1: r.conll_f1, muc: r.muc_f1, bcub: r.bcub_f1, ceafe: r.ceafe_f1, mentions: r.mention_f1, scorer: 'interim'}
+  return {conll_f1: r.conll_f1, muc: r.muc_f1, bcub: r.bcub_f1, ceafe: r.ceafe_f1, mentions: r.mention_f1}
 }
 const line = (name, r) =>
   console.log(
-    `${name.padEnd(28)} CoNLL F1 ${r.conll_f1.toFixed(2)}  (MUC ${r.muc.toFixed(2)}, B3 ${r.bcub.toFixed(2)}, CEAFe ${r.ceafe.toFixed(2)}; mentions ${r.mentions.toFixed(2)})${r.scorer ? ' [interim scorer]' : ''}`,
+    `${name.padEnd(28)} CoNLL F1 ${r.conll_f1.toFixed(2)}  (MUC ${r.muc.toFixed(2)}, B3 ${r.bcub.toFixed(2)}, CEAFe ${r.ceafe.toFixed(2)}; mentions ${r.mentions.toFixed(2)})`,
   )
 
 rmSync(OUT, {recursive: true, force: true})

@@ -3,7 +3,7 @@
 // input column, `predict | eval coref` as a pipe, a stopped and resumed run that ends byte for byte
 // where the uninterrupted one ends, and bad input in process through oclif (one line, exit 1 or 2).
 import {runCommand} from '@oclif/test'
-import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -13,7 +13,7 @@ import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
 import {smallConfig} from '../core/model/helpers.js'
 import {litbankDoc} from '../core/tasks/coref-helpers.js'
 import {fixtureVocab} from '../core/train/helpers.js'
-import {ROOT, runShell, runSpan} from '../helpers/spawn.js'
+import {runShell, runSpan} from '../helpers/spawn.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const dir = mkdtempSync(join(tmpdir(), 'span-coref-'))
@@ -68,8 +68,7 @@ describe('span finetune coref → predict coref', () => {
     expect(lines.slice(1, -1).every((l, i) => l.startsWith(`${i}\t`) && l.split('\t').length === 3)).toBe(true)
   })
 
-  const hasEval = existsSync(join(ROOT, 'dist', 'commands', 'eval', 'coref.js'))
-  it.skipIf(!hasEval)('predict | eval coref --pred - as a pipe (needs eval coref from the coref-eval branch)', () => {
+  it('predict | eval coref --pred - as a pipe', () => {
     const g = lit()
     const r = runShell(
       `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1 | node bin/run.js eval coref --gold ${g} --pred - --json`,
