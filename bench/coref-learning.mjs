@@ -6,7 +6,7 @@
  * (train → dev, best/ by dev CoNLL F1), `predict coref` of dev and test with best/, each scored; with
  * the settings, steps and seconds. Scores come from `span eval coref --json` (the official scorer's
  * numbers; finetune's dev scores are the same function, src/core/tasks/coref/score.ts).
- * Work files go to bench/out/coref-learning/. Not a test: the default run takes about 10 minutes on 2 cores.
+ * Work files go to bench/out/coref-learning-DATA/. Not a test: the default run takes about 10 minutes on 2 cores.
  *
  *   npm run build && node bench/coref-learning.mjs
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
@@ -21,7 +21,6 @@ import {spanSync} from './lib/span.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const DATA = join(ROOT, '..', 'shared', 'data', 'coref')
-const OUT = join(ROOT, 'bench', 'out', 'coref-learning')
 const env = (k, d) => process.env[k] ?? d
 const S = {
   data: env('BENCH_DATA', 'litbank'),
@@ -37,6 +36,7 @@ const S = {
   seed: env('BENCH_SEED', '1'),
   threads: env('BENCH_THREADS', '2'),
 }
+const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}`)
 const split = (name) =>
   S.data === 'ontogum' ? {path: join(DATA, 'ontogum', 'conll'), split: name} : {path: join(DATA, 'litbank', 'tenfold_splits', '0', `${name}.ids`)}
 const dataArgs = (flag, s) => [flag, s.path, ...(s.split ? [`--${flag.slice(2)}-split`.replace('--data-split', '--split'), s.split] : [])]
