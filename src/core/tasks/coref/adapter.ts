@@ -46,6 +46,11 @@ export function trainingLoss(model: CorefModel, d: CorefDoc, ctx: ForwardContext
   return model.loss(windowOf(d, ctx.rng.int(d.segments.length - m + 1), m), ctx)
 }
 
+/** Sub-tokens a training step reads of a document: all of them, or at most a run of max_training_segments full segments. */
+export function trainedTokens(d: CorefDoc, h: CorefHeadConfig): number {
+  return d.segments.length <= h.max_training_segments ? d.wordOf.length : Math.min(d.wordOf.length, h.max_training_segments * (h.max_segment_len - 2))
+}
+
 /** Predicted word clusters of every document. */
 export function predictAll(model: CorefModel, docs: CorefDoc[]): Mention[][][] {
   return docs.map((d) => model.predict(d))
@@ -67,7 +72,7 @@ export function corefAdapter(run: CorefRun, train: CorefDoc[]): TaskAdapter<Core
     params: run.model.params,
     config: run.model.config,
     units: train,
-    tokens: (u) => u.wordOf.length,
+    tokens: (u) => trainedTokens(u, c.head), // a step reads a run of segments, not the whole document
     collate: (us) => us,
     loss: (docs, ctx) => {
       const losses = docs.map((d) => trainingLoss(run.model, d, ctx))
