@@ -9,6 +9,9 @@ import {Rng} from '../src/core/util/rng.js'
 
 type Span = [number, number]
 
+/** The seed of the perturbed LitBank and OntoGUM responses in fixtures/coref/golden-scorer.json. */
+export const PERTURB_SEED = 23
+
 function moved([s, e]: Span, words: number, rng: Rng): Span {
   const r = rng.int(4)
   if (r === 0 && s > 0) return [s - 1, e]

@@ -18,14 +18,13 @@ import {join} from 'node:path'
 import {encodeCells} from '../src/core/tasks/coref/conll-cell.js'
 import {parseConll, readConll} from '../src/core/tasks/coref/conll.js'
 import {Rng} from '../src/core/util/rng.js'
-import {perturbClusters, perturbedResponse} from './coref-perturb.js'
+import {PERTURB_SEED, perturbClusters, perturbedResponse} from './coref-perturb.js'
 
 const COMMIT = 'f49f3f8a'
 const METRICS = ['muc', 'bcub', 'ceafm', 'ceafe', 'blanc'] as const
 const ROOT = join(import.meta.dirname, '..')
 const CASES = join(ROOT, 'fixtures', 'coref', 'cases')
 const DATA = process.env.SPAN_SHARED_DATA ?? join(ROOT, '..', 'shared', 'data')
-export const PERTURB_SEED = 23
 
 /** The scorer at the pinned commit, unpacked into a temporary folder. */
 function unpackScorer(): string {

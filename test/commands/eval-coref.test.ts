@@ -2,7 +2,8 @@
 // golden cases (fixtures/coref, tools/make-coref-goldens.ts), --split, and its errors (one line,
 // exit 1 for bad data, 2 for a bad flag value).
 import {runCommand} from '@oclif/test'
-import {readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {describeShared, sharedPath} from '../helpers/shared-data.js'
@@ -59,6 +60,17 @@ describe('span eval coref (in-process)', () => {
     expect(process.exitCode).toBe(1)
     const bad = await run(['--gold', join(CASES, 'merged.key.conll'), '--pred', join(root, 'fixtures', 'coref', 'bad-close.conll')])
     expect(bad.stderr).toMatch(/^span eval coref: \S*bad-close\.conll:3: a mention of cluster 4 closes here \('4\)'\) but none of cluster 4 is open\n$/)
+    expect(process.exitCode).toBe(1)
+  })
+
+  it('an empty folder or an unreadable file: one line, exit 1 (the bad-input matrix of issue 13)', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'coref-empty-'))
+    const a = await run(['--gold', join(CASES, 'merged.key.conll'), '--pred', empty])
+    expect([a.stdout, a.stderr]).toEqual(['', `span eval coref: ${empty}: no .conll files in this folder\n`])
+    expect(process.exitCode).toBe(1)
+    process.exitCode = undefined
+    const b = await run(['--gold', '/proc/self/mem', '--pred', join(CASES, 'merged.key.conll')])
+    expect([b.stdout, b.stderr]).toEqual(['', 'span eval coref: /proc/self/mem: cannot read (EIO)\n'])
     expect(process.exitCode).toBe(1)
   })
 

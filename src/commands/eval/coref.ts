@@ -5,15 +5,19 @@ import {evaluateCorefFiles} from '../../core/tasks/coref/evaluate.js'
 
 export default class EvalCoref extends SpanCommand {
   static override summary = 'Score coreference predictions exactly as the official CoNLL-2012 scorer (v8.01) does'
-  static override description = `MUC, B-cubed, CEAFm, CEAFe, BLANC and mention identification, equal to conll/reference-coreference-scorers
-v8.01 (scorer.pl, commit f49f3f8a), and the CoNLL F1 (the mean of the MUC, B-cubed and CEAFe F1). Its rules:
-documents are matched by their '#begin document' key (OntoGUM's empty names: the file name); a gold document
-missing from the predictions is scored as empty, a predicted document the gold lacks is ignored; mentions are
-exact spans, predicted singletons count in B-cubed and CEAF precision but not in MUC; a span repeated in the
-predictions is dropped after its first occurrence, and more than 10 repeats are refused, as the scorer refuses
-them. Both files are CoNLL-2012 (LitBank's 13 columns or OntoGUM's 3, coreference last; docs/formats.md).
-Without --json, the scorer's own printed table ('scorer.pl all GOLD PRED none', percentages truncated to two
-decimals), then the CoNLL F1; --json gives unrounded percentages with each metric's numerators and denominators.`
+  static override description = `MUC, B-cubed, CEAFm, CEAFe, BLANC and mention identification, equal to
+conll/reference-coreference-scorers v8.01 (scorer.pl, commit f49f3f8a), and
+the CoNLL F1 (mean of the MUC, B-cubed and CEAFe F1), with the scorer's rules:
+documents are matched by their '#begin document' key (OntoGUM's empty names:
+the file name); a gold document missing from the predictions is scored as
+empty, a predicted document the gold lacks is ignored; mentions are exact
+spans; predicted singletons lower B-cubed and CEAF precision but not MUC; a
+gold span repeated in the predictions counts once, and more than 10 repeats
+are refused. Both inputs are CoNLL-2012, LitBank's 13 columns or OntoGUM's 3,
+coreference last (docs/formats.md). Without --json, the scorer's own table
+('scorer.pl all GOLD PRED none': percentages truncated to two decimals), then
+the CoNLL F1; --json gives unrounded percentages with each metric's
+numerators and denominators.`
   static override examples = [
     'span eval coref --gold ../shared/data/coref/litbank/tenfold_splits/0/dev.ids --pred dev.pred.conll',
     'span eval coref --gold ../shared/data/coref/ontogum/conll --split dev --pred dev.pred.conll --json',

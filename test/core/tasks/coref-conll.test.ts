@@ -87,6 +87,18 @@ describe('CoNLL-2012 reader', () => {
     expect(parseCell('-')).toEqual({singles: [], opens: [], closes: []})
   })
 
+  it('reads an empty last column as the column before it, as Perl split does (LitBank: `_`)', () => {
+    // the official scorer reads 3 mentions here: the word (2) is taken as the coreference cell
+    const text = ['#begin document d', '0\tA\t(1)', '1\t(2)\t', '2\tB\t(1)', '#end document'].join('\n')
+    expect(parseConll(text, 's')[0]?.clusters).toEqual([
+      [
+        [0, 0],
+        [2, 2],
+      ],
+      [[1, 1]],
+    ])
+  })
+
   it('keeps one stack per cluster id and treats ids as strings', () => {
     const text = ['#begin document d', '0\ta\t(1|(01', '1\tb\t(1', '2\tc\t1)', '3\td\t1)|01)', '#end document'].join('\n')
     expect(parseConll(text, 's')[0]?.clusters).toEqual([

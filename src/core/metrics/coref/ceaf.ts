@@ -46,6 +46,18 @@ function components(inter: readonly Map<number, number>[], nKey: number, nRespon
   return [...groups.values()].filter(([rows, cols]) => rows.length > 0 && cols.length > 0)
 }
 
+/**
+ * The [row, column] pairs of a minimum-cost one-to-one assignment of the smaller side. Rows or
+ * columns left over are the scorer's padding (cost 1, φ = 0), which adds nothing.
+ */
+function bestPairs(cost: number[][]): [number, number][] {
+  const rows = cost.length
+  const cols = (cost[0] as number[]).length
+  if (rows <= cols) return minCostAssignment(cost).map((c, r) => [r, c])
+  const transposed = Array.from({length: cols}, (_, c) => cost.map((row) => row[c] as number))
+  return minCostAssignment(transposed).map((r, c) => [r, c])
+}
+
 /** CEAF for one document: entity-based (φ4) or mention-based (φ3). */
 export function ceaf(key: readonly number[][], response: readonly number[][], type: 'entity' | 'mention'): RPCounts {
   const inter = intersections(key, response)
@@ -55,11 +67,8 @@ export function ceaf(key: readonly number[][], response: readonly number[][], ty
   }
   const gained = new Array<number>(key.length).fill(0) // per key chain: 1 − sim of its assigned column
   for (const [rows, cols] of components(inter, key.length, response.length)) {
-    const width = Math.max(rows.length, cols.length)
-    const cost = rows.map((i) => Array.from({length: width}, (_, c) => (c < cols.length ? 1 - phi(i, cols[c] as number) : 1)))
-    minCostAssignment(cost).forEach((c, r) => {
-      if (c < cols.length) gained[rows[r] as number] = 1 - (cost[r] as number[])[c]!
-    })
+    const sim = rows.map((i) => cols.map((j) => 1 - phi(i, j))) // the scorer's 1 − φ
+    for (const [r, c] of bestPairs(sim)) gained[rows[r] as number] = 1 - (sim[r] as number[])[c]!
   }
   const numerator = gained.reduce((s, g) => s + g, 0)
   const den = (chains: readonly number[][]) => (type === 'entity' ? chains.filter((c) => c.length > 0).length : chains.reduce((n, c) => n + c.length, 0))
