@@ -10,7 +10,7 @@
  * machine (load 15-19), BENCH_EPOCHS=5: 400 steps in 1,003 s, 19 minutes in all; LitBank fold 0 dev
  * CoNLL F1 41.45 (baseline 35.21), test 39.40 (baseline 34.79), still rising at the last epoch.
  * OntoGUM, BENCH_EPOCHS=4: 708 steps in 972 s; dev 32.89 (baseline 35.11), test 30.22 (33.95): a
- * scratch tiny encoder stays below string match there (OntoGUM's mentions are mostly names and nominals).
+ * scratch tiny encoder stays below string match there after 4 epochs.
  *
  *   npm run build && node bench/coref-learning.mjs
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
