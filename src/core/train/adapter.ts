@@ -30,6 +30,8 @@ export type DevScores = Record<string, number>
  *   tokenizer_config.json, task extras such as a Span Fine-tuning dictionary) with `state`
  *   (epoch, step, dev scores…) merged into the finetune_config.json it writes; the loop adds
  *   the optimiser's and its own state for resumable checkpoints;
+ * - `lrScale(name)` (optional): a parameter's learning rate as a multiple of the schedule's
+ *   (coref trains its head at --task-lr, the encoder at --lr: Joshi et al.'s two optimisers);
  * - `params`: the parameters trained (the model's ParamStore); `config`: the model's config
  *   (--dropout sets its dropout rates, which the layers read at every forward).
  */
@@ -45,4 +47,5 @@ export interface TaskAdapter<Unit, HostBatch> {
   readonly metric: string
   readonly higherIsBetter: boolean
   files(state: Record<string, unknown>): Promise<CheckpointFile[]>
+  lrScale?(name: string): number
 }

@@ -115,7 +115,7 @@ async function finetuneRank<U, B>(
   io.log(
     `${n} training units${n < a.units.length ? ` (of ${a.units.length}, --max-train-examples)` : ''}; ${stepsPerEpoch} steps per epoch, ${sched.total} steps, warm-up ${sched.warmup}`,
   )
-  const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
+  const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay'], lrScale: a.lrScale?.bind(a)})
   try {
     const s: FinetuneState = o.resume ? await loadFinetuneState(o.resume, opt, a.params) : freshState(c)
     if (o.resume) dp.checkResumeWorld(s.world, o.resume) // another world size would not continue exactly

@@ -7,6 +7,8 @@ export interface AdamWOptions {
   beta2: number
   eps: number
   weightDecay: number
+  /** per-parameter learning-rate factor (a task head's own rate, e.g. coref's --task-lr / --lr); default 1 */
+  lrScale?: (name: string) => number
 }
 
 /** docs/algorithms.md#model-and-optimisation: β 0.9/0.999, ε 1e-8, decoupled weight decay 0.01. */
@@ -44,7 +46,8 @@ export class AdamW {
       const m = this.moment(this.m, name, p)
       const v = this.moment(this.v, name, p)
       const decay = decays(name) ? weightDecay : 0
-      adamwFused(p, m, v, g0, {lr, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale}) // one fused kernel (src/core/engine/fused.ts)
+      const rate = this.opts.lrScale ? lr * this.opts.lrScale(name) : lr
+      adamwFused(p, m, v, g0, {lr: rate, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale}) // one fused kernel (src/core/engine/fused.ts)
     }
   }
 

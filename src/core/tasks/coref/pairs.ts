@@ -1,0 +1,115 @@
+/**
+ * Antecedent scores of the top spans (Joshi et al. 2019; mandarjoshi90/coref @bd04f2e1,
+ * independent.py coarse_to_fine_pruning, get_fast_antecedent_scores, get_slow_antecedent_scores
+ * and the coref_depth loop of get_predictions_and_loss): coarse bilinear scores with the mention
+ * scores and a distance prior over all earlier spans, the top c kept, then fine FFNN scores of
+ * [g_i; g_j; g_i∘g_j; φ]. docs/algorithms.md#coreference.
+ */
+import * as tf from '@tensorflow/tfjs'
+import {dropout, linear} from '../../model/layers.js'
+import {type Head, P, rowsOf} from './head.js'
+import {type Antecedents, bucketDistance} from './spans.js'
+
+/** Coarse scores [k, k]: s_m(i) + s_m(j) + g_i·W·g_j + prior(bucket(i − j)), −∞ where j ≥ i. */
+export function coarseScores(m: Head, g: tf.Tensor2D, mention: tf.Tensor1D): tf.Tensor2D {
+  const k = g.shape[0]
+  const src = dropout(linear(m.p, `${P}.src_projection`, g), m.h.dropout, m.ctx) // [k, D]
+  const tgt = dropout(g, m.h.dropout, m.ctx) // [k, D]
+  const logMask = new Float32Array(k * k)
+  const buckets = new Int32Array(k * k)
+  for (let i = 0; i < k; i++)
+    for (let j = 0; j < k; j++) {
+      logMask[i * k + j] = i - j >= 1 ? 0 : -Infinity
+      buckets[i * k + j] = bucketDistance(i - j)
+    }
+  const priorEmb = dropout(m.p.get(`${P}.antecedent_distance_prior_emb`), m.h.dropout, m.ctx) // [10, fs]
+  const prior = linear(m.p, `${P}.antecedent_distance_prior`, priorEmb) as tf.Tensor2D // [10, 1]
+  const pair = mention.expandDims(1).add(mention.expandDims(0)) // [k, k]
+  const dist = rowsOf(prior, buckets).reshape([k, k]) // [k, k]
+  return tf
+    .matMul(src, tgt, false, true)
+    .add(pair)
+    .add(dist)
+    .add(tf.tensor2d(logMask, [k, k])) as tf.Tensor2D // [k, k]
+}
+
+/** The coarse scores of the kept antecedents: [k, c]. */
+export function pickScores(fast: tf.Tensor2D, ant: Antecedents): tf.Tensor2D {
+  const k = fast.shape[0]
+  const flat = Int32Array.from(ant.index, (j, t) => Math.floor(t / ant.c) * k + j)
+  return rowsOf(fast.reshape([k * k, 1]) as tf.Tensor2D, flat).reshape([k, ant.c]) as tf.Tensor2D // [k, c]
+}
+
+/** Host facts of each (span, antecedent) pair the pair features read. */
+export interface PairFacts {
+  segment: Int32Array // [k] segment of each top span's start
+  speaker: Int32Array // [k] speaker id of each top span's start
+  genre: number
+}
+
+/** φ [k·c, Φ]: antecedent distance bucket, segment distance, same speaker, genre embeddings (dropout). */
+function pairFeatures(m: Head, ant: Antecedents, f: PairFacts): tf.Tensor2D {
+  const {c, index} = ant
+  const row = (t: number) => Math.floor(t / c)
+  const table = (name: string) => m.p.get(`${P}.${name}`) as tf.Tensor2D
+  const parts = [
+    rowsOf(
+      table('antecedent_distance_emb'),
+      Int32Array.from(index, (j, t) => bucketDistance(row(t) - j)),
+    ),
+    rowsOf(
+      table('segment_distance_embeddings'),
+      Int32Array.from(index, (j, t) => Math.min(Math.max(f.segment[row(t)] - f.segment[j], 0), m.h.max_training_segments - 1)),
+    ),
+  ]
+  if (m.h.speakers)
+    parts.push(
+      rowsOf(
+        table('same_speaker_emb'),
+        Int32Array.from(index, (j, t) => (f.speaker[row(t)] === f.speaker[j] ? 1 : 0)),
+      ),
+    )
+  if (m.h.genres.length > 0) parts.push(rowsOf(table('genre_embeddings'), new Int32Array(index.length).fill(f.genre)))
+  return dropout(tf.concat(parts, 1), m.h.dropout, m.ctx) as tf.Tensor2D // [k·c, Φ]
+}
+
+/**
+ * Fine scores [k, c] = FFNN([g_i; g_j; g_i∘g_j; φ]). The first layer's weight is applied by
+ * column blocks (W_a g_i + W_b g_j + W_c (g_i∘g_j) + W_d φ): the same function without the
+ * [k, c, 3D + Φ] concatenation.
+ */
+export function fineScores(m: Head, g: tf.Tensor2D, ant: Antecedents, f: PairFacts): tf.Tensor2D {
+  const [k, D] = g.shape
+  const {c} = ant
+  const w = m.p.get(`${P}.slow_antecedent_scores.0.weight`) as tf.Tensor2D // [F, 3D + Φ]
+  const block = (from: number, size: number) => w.slice([0, from], [-1, size]) // [F, size]
+  const gj = rowsOf(g, ant.index) // [k·c, D]
+  const gi = g
+    .expandDims(1)
+    .tile([1, c, 1])
+    .reshape([k * c, D]) // [k·c, D]
+  const phi = pairFeatures(m, ant, f) // [k·c, Φ]
+  const mi = tf.matMul(g, block(0, D), false, true) // [k, F]
+  const mj = tf.matMul(g, block(D, D), false, true) // [k, F]
+  let hid = tf.matMul(gi.mul(gj), block(2 * D, D), false, true) // [k·c, F]
+  hid = hid.add(tf.matMul(phi, block(3 * D, phi.shape[1]), false, true))
+  hid = hid
+    .reshape([k, c, -1])
+    .add(mi.expandDims(1))
+    .add(rowsOf(mj as tf.Tensor2D, ant.index).reshape([k, c, -1])) // [k, c, F]
+  hid = dropout(hid.add(m.p.get(`${P}.slow_antecedent_scores.0.bias`)).relu(), m.h.dropout, m.ctx)
+  return linear(m.p, `${P}.slow_antecedent_scores.1`, hid).reshape([k, c]) as tf.Tensor2D // [k, c]
+}
+
+/**
+ * The higher-order refinement (coref_depth > 1): attend over [self, antecedents] with softmax of
+ * [0, scores], gate f = σ(W[g; a]), g' = f∘a + (1 − f)∘g. scores [k, c] → g' [k, D].
+ */
+export function refine(m: Head, g: tf.Tensor2D, ant: Antecedents, scores: tf.Tensor2D): tf.Tensor2D {
+  const [k, D] = g.shape
+  const weights = tf.softmax(tf.concat([tf.zeros([k, 1]), scores], 1)) // [k, c + 1]
+  const cand = tf.concat([g.expandDims(1), rowsOf(g, ant.index).reshape([k, ant.c, D])], 1) // [k, c + 1, D]
+  const attended = weights.expandDims(2).mul(cand).sum(1) as tf.Tensor2D // [k, D]
+  const f = tf.sigmoid(linear(m.p, `${P}.f`, tf.concat([g, attended], 1))) // [k, D]
+  return f.mul(attended).add(tf.scalar(1).sub(f).mul(g)) as tf.Tensor2D // [k, D]
+}

@@ -1,0 +1,60 @@
+import {Flags} from '@oclif/core'
+import {numberFlag} from './base.js'
+import {COREF_DEFAULTS as D, type CorefHeadConfig} from './core/tasks/coref/config.js'
+import type {ConllDoc} from './core/tasks/coref/conll.js'
+
+/** The coreference head's flags (`finetune coref`); defaults are Joshi et al.'s (experiments.conf `best`). */
+export function corefHeadFlags() {
+  return {
+    'max-segment-len': Flags.integer({description: 'sub-tokens per segment, [CLS] and [SEP] included', default: D.max_segment_len, min: 8}),
+    'max-training-segments': Flags.integer({
+      description: 'segments of a document trained on at once (a random run of them)',
+      default: D.max_training_segments,
+      min: 1,
+    }),
+    'max-span-width': Flags.integer({description: 'longest candidate mention, in sub-tokens', default: D.max_span_width, min: 1}),
+    'top-span-ratio': numberFlag('spans kept per sub-token after mention scoring', {default: D.top_span_ratio, min: 0.01, max: 1}),
+    'max-top-antecedents': Flags.integer({description: 'antecedents kept per span by the coarse scores', default: D.max_top_antecedents, min: 1}),
+    'ffnn-size': Flags.integer({description: 'hidden width of the mention and pair scorers', default: D.ffnn_size, min: 1}),
+    'feature-size': Flags.integer({description: 'width of the width, distance, segment, speaker and genre embeddings', default: D.feature_size, min: 1}),
+    'coref-depth': Flags.integer({description: '2: one higher-order refinement of the span vectors', default: D.coref_depth, min: 1, max: 3}),
+    'coref-dropout': numberFlag("the head's dropout", {default: D.dropout, min: 0, max: 0.999}),
+    'task-lr': numberFlag("the head's peak learning rate (the encoder's is --lr)", {default: 1e-4, min: 0}),
+    singletons: Flags.boolean({
+      description:
+        'keep a span with no antecedent whose mention score is above 0 (default: on when over 10% of the training clusters are singletons, as in LitBank)',
+      allowNo: true,
+    }),
+    'mention-loss': Flags.string({
+      description:
+        "fast-coref's mention loss added to the antecedent loss: summed BCE over the top spans, all candidates, or none (Joshi et al.) (default: topk with --singletons, else none)",
+      options: ['none', 'topk', 'all'],
+    }),
+    'train-split': Flags.string({description: "--train's split when it is a folder: GUM's train/dev/test, LitBank's FOLD/NAME (0/train)"}),
+    'dev-split': Flags.string({description: "--dev's split when it is a folder"}),
+  }
+}
+
+/** The head config from the flags and the training documents (genres, speakers, singletons seen there). */
+export function headFromFlags(f: Record<string, unknown>, train: ConllDoc[]): CorefHeadConfig {
+  const n = (k: string) => f[k] as number
+  const clusters = train.flatMap((d) => d.clusters)
+  const single = clusters.filter((c) => c.length === 1).length
+  const singletons = (f.singletons as boolean | undefined) ?? single > 0.1 * clusters.length
+  const genres = train.every((d) => d.genre !== undefined) ? [...new Set(train.map((d) => d.genre as string))].sort() : []
+  return {
+    max_segment_len: n('max-segment-len'),
+    max_training_segments: n('max-training-segments'),
+    max_span_width: n('max-span-width'),
+    top_span_ratio: n('top-span-ratio'),
+    max_top_antecedents: n('max-top-antecedents'),
+    ffnn_size: n('ffnn-size'),
+    feature_size: n('feature-size'),
+    coref_depth: n('coref-depth'),
+    dropout: n('coref-dropout'),
+    genres,
+    speakers: train.some((d) => d.speaker !== undefined),
+    singletons,
+    mention_loss: (f['mention-loss'] as CorefHeadConfig['mention_loss'] | undefined) ?? (singletons ? 'topk' : 'none'),
+  }
+}
