@@ -6,7 +6,7 @@ import {LineWriter, PipeClosed, SpanError, isPipeClosed} from './core/stream/ind
 import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir, releaseAllLocks} from './core/util/lock.js'
-import {outputTarget} from './core/util/target.js'
+import {outputTarget, refuseSharedPaths} from './core/util/target.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno, isStringTooLong} from './core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
@@ -202,6 +202,7 @@ export abstract class SpanCommand extends Command {
     const parsed = await super.parse(options, argv)
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
+    await refuseSharedPaths(this.id, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // outputs: one file each, never an input
     return parsed
   }
 

@@ -59,6 +59,10 @@ export async function sha256Of(path: string): Promise<string> {
   return h.digest('hex')
 }
 
+/** span-manifest.json's text for files of these sizes and SHA-256 sums. */
+export const manifestText = (files: Record<string, {size: number; sha256: string}>): string =>
+  JSON.stringify({format: MANIFEST_FORMAT, files}, null, 2) + '\n'
+
 const exists = (p: string) =>
   stat(p).then(
     () => true,
@@ -89,7 +93,7 @@ export async function writeFilesAtomically(dir: string, files: CheckpointFile[])
       await fsyncPath(p)
       manifest[f.name] = {size: (await stat(p)).size, sha256: await sha256Of(p)}
     }
-    await writeFile(join(tmp, MANIFEST_FILE), JSON.stringify({format: MANIFEST_FORMAT, files: manifest}, null, 2) + '\n')
+    await writeFile(join(tmp, MANIFEST_FILE), manifestText(manifest))
     await fsyncPath(join(tmp, MANIFEST_FILE))
     await fsyncPath(tmp)
   } catch (err) {
