@@ -60,8 +60,7 @@ export async function sha256Of(path: string): Promise<string> {
 }
 
 /** span-manifest.json's text for files of these sizes and SHA-256 sums. */
-export const manifestText = (files: Record<string, {size: number; sha256: string}>): string =>
-  JSON.stringify({format: MANIFEST_FORMAT, files}, null, 2) + '\n'
+export const manifestText = (files: Record<string, {size: number; sha256: string}>): string => JSON.stringify({format: MANIFEST_FORMAT, files}, null, 2) + '\n'
 
 const exists = (p: string) =>
   stat(p).then(

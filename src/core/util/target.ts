@@ -52,7 +52,26 @@ export async function samePlace(a: string, b: string): Promise<boolean> {
 
 /** Flags that name an output file, and flags or arguments that name an input (file or directory). */
 const OUTPUT_FLAGS = ['output', 'svg', 'write-unigram', 'to']
-const INPUT_FLAGS = ['file', 'input', 'vocab', 'unigram', 'model', 'data', 'gold', 'pred', 'a', 'b', 'dict', 'config', 'init', 'train', 'dev', 'eval', 'na-prob', 'resume']
+const INPUT_FLAGS = [
+  'file',
+  'input',
+  'vocab',
+  'unigram',
+  'model',
+  'data',
+  'gold',
+  'pred',
+  'a',
+  'b',
+  'dict',
+  'config',
+  'init',
+  'train',
+  'dev',
+  'eval',
+  'na-prob',
+  'resume',
+]
 
 /** Commands whose output flag is a folder, and the files they write into it. */
 const FOLDER_OUTPUTS: Record<string, {flag: string; files: string[]}> = {
@@ -88,8 +107,10 @@ export async function refuseSharedPaths(id: string | undefined, flags: Record<st
   for (const [i, o] of outputs.entries()) {
     if (!(await renamedOver(o.path))) continue
     for (const p of outputs.slice(i + 1))
-      if (p.flag !== o.flag && (await samePlace(o.path, p.path))) throw new SpanError(`${flagName(o.flag)} and ${flagName(p.flag)} name one file (${o.path}): give each output its own path`, 2)
+      if (p.flag !== o.flag && (await samePlace(o.path, p.path)))
+        throw new SpanError(`${flagName(o.flag)} and ${flagName(p.flag)} name one file (${o.path}): give each output its own path`, 2)
     for (const p of inputs)
-      if (await samePlace(o.path, p.path)) throw new SpanError(`${flagName(o.flag)} ${o.path} is also ${flagName(p.flag)}, an input: writing it would replace what span reads; write elsewhere`, 2)
+      if (await samePlace(o.path, p.path))
+        throw new SpanError(`${flagName(o.flag)} ${o.path} is also ${flagName(p.flag)}, an input: writing it would replace what span reads; write elsewhere`, 2)
   }
 }

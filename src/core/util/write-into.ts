@@ -56,8 +56,10 @@ export async function writeFilesInto(dir: string, files: OutputFile[], o: {manif
       await fsync(tmp)
       sums[file.name] = {size: (await stat(tmp)).size, sha256: await sha256(tmp)}
     }
-    if (o.manifest) await unlink(join(dir, MANIFEST_FILE)).catch((err) => (err.code === 'ENOENT' ? undefined : Promise.reject(fsError(err, join(dir, MANIFEST_FILE)))))
-    for (const {target, file} of staged) if (!target.direct) await rename(target.tmp, target.path).catch((err) => Promise.reject(fsError(err, join(dir, file.name))))
+    if (o.manifest)
+      await unlink(join(dir, MANIFEST_FILE)).catch((err) => (err.code === 'ENOENT' ? undefined : Promise.reject(fsError(err, join(dir, MANIFEST_FILE)))))
+    for (const {target, file} of staged)
+      if (!target.direct) await rename(target.tmp, target.path).catch((err) => Promise.reject(fsError(err, join(dir, file.name))))
     await syncDirs(staged.map((s) => s.target))
     if (o.manifest) await writeManifest(dir, MANIFEST_FILE, manifestText(sums))
   } catch (err) {
@@ -86,4 +88,3 @@ async function writeManifest(dir: string, name: string, text: string): Promise<v
 async function syncDirs(targets: OutputTarget[]): Promise<void> {
   for (const d of new Set(targets.filter((t) => !t.direct).map((t) => dirname(t.path)))) await fsync(d)
 }
-
