@@ -9,7 +9,7 @@
  * [CLS], H..2H−1 see s); with `cls: 'none'` (the reference's run_glue.sh, no --do_concat) s alone.
  */
 import * as tf from '@tensorflow/tfjs'
-import {readFile, writeFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../util/rng.js'
 import {SpanError} from '../stream/errors.js'
@@ -23,6 +23,8 @@ import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
 import {type HostTensor, writeSafetensors} from './safetensors.js'
 import {readWeights} from './weights.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSettings, spanFtSpecs} from './span-ft.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWhole} from '../util/read-whole.js'
 
 export const CLASSIFIER = 'classifier'
 
@@ -127,10 +129,10 @@ export async function readConfigJson(dir: string): Promise<{config: BertConfig; 
   const path = join(dir, CONFIG_FILE)
   let json: Record<string, unknown>
   try {
-    json = JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>
+    json = JSON.parse(await readTextWhole(path, 'config')) as Record<string, unknown>
   } catch (err) {
-    const code = (err as {code?: string}).code
-    throw new SpanError(code === 'ENOENT' ? `${dir}: not a checkpoint directory (no ${CONFIG_FILE})` : `${path}: ${(err as Error).message}`)
+    if (err instanceof SyntaxError) throw new SpanError(`${path}: ${err.message}`)
+    throw (err as {code?: string}).code === 'ENOENT' ? new SpanError(`${dir}: not a checkpoint directory (no ${CONFIG_FILE})`) : readError(err, path)
   }
   return {config: configFromJson(json, path), json}
 }

@@ -25,7 +25,11 @@ export async function exportCheckpoint(dir: string, out: string, format: ExportF
     format === 'pytorch'
       ? {name: TORCH_WEIGHTS_FILE, write: (p) => writeTorchFile(p, list)}
       : {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, list, {format: 'pt'})}
-  const files = [{name: CONFIG_FILE, write: (p: string) => copyFile(join(dir, CONFIG_FILE), p)}, weights, ...tokenizerFiles(vocabPath, config.max_position_embeddings)]
+  const files = [
+    {name: CONFIG_FILE, write: (p: string) => copyFile(join(dir, CONFIG_FILE), p)},
+    weights,
+    ...tokenizerFiles(vocabPath, config.max_position_embeddings),
+  ]
   await writeFilesInto(out, files, {manifest: true}) // into --to: its other files (a checkpoint's state, a user's) stay as they are
   return list.length
 }

@@ -1,8 +1,9 @@
-import {readFile} from 'node:fs/promises'
 import {SpanError} from '../../stream/errors.js'
 import type {HostTensor} from '../safetensors.js'
 import {type PickledStorage, type PickledTensor, STORAGE_DTYPES, type TorchDtype, unpickle} from './pickle.js'
 import {isZip, readZipDirectory, zipEntryData} from './zip.js'
+import {readError} from '../../util/fs-errors.js'
+import {readWhole} from '../../util/read-whole.js'
 
 /**
  * `pytorch_model.bin` without Python: both torch.save formats (torch/serialization.py,
@@ -18,9 +19,9 @@ const LEGACY_MAGIC = 0x1950a86a20f9469cfc6cn
 export async function readTorchFile(path: string): Promise<Map<string, HostTensor>> {
   let buf: Buffer
   try {
-    buf = await readFile(path)
+    buf = await readWhole(path, 'weights')
   } catch (err) {
-    throw new SpanError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw readError(err, path)
   }
   return decodeTorch(buf, path)
 }
