@@ -15,7 +15,7 @@ export default class Doctor extends SpanCommand {
   static override examples = ['span doctor', 'span doctor --json | jq .']
   static override flags = {
     json: Flags.boolean({description: 'one JSON record per backend, then {"auto": …}'}),
-    threads: Flags.integer({description: 'threads for the native backend (default: every core)', min: 1}),
+    threads: Flags.integer({description: 'threads for the native backend (default: every core; at most 1024)', min: 1, max: 1024}),
   }
 
   async run(): Promise<void> {

@@ -38,7 +38,9 @@ renamed), the file span eval mrqa and mrqa_official_eval.py read.`
     const {model} = await loadQaModel(dir, 0)
     try {
       const preds = await predictMrqa({model, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !c.cased})}, c, data, flags['batch-size'])
-      await writeFilesInto(flags.output, [{name: 'predictions.json', write: (p: string) => writeFile(p, JSON.stringify(preds, null, 2) + '\n')}], {manifest: false})
+      await writeFilesInto(flags.output, [{name: 'predictions.json', write: (p: string) => writeFile(p, JSON.stringify(preds, null, 2) + '\n')}], {
+        manifest: false,
+      })
     } finally {
       model.dispose()
     }

@@ -34,7 +34,7 @@ and renamed only when all are done; nothing else in the folder is touched.`
     version: Flags.string({description: 'SQuAD version (default: detected from the file)', options: ['1.1', '2.0']}),
     'doc-stride': Flags.integer({description: 'window stride (default: as fine-tuned, else 128)', min: 1}),
     'max-query-len': Flags.integer({description: 'question tokens kept (default: as fine-tuned, else 64)', min: 1}),
-    'n-best': Flags.integer({description: 'start and end candidates, and entries of nbest_predictions.json', default: 20, min: 1}),
+    'n-best': Flags.integer({description: 'start and end candidates, and entries of nbest_predictions.json (at most 1000)', default: 20, min: 1, max: 1000}),
     'max-answer-len': Flags.integer({description: 'longest answer in tokens', default: 30, min: 1}),
     'null-threshold': Flags.string({description: 'v2.0: predict no answer when null score − best span score exceeds this (default: the tuned one, else 0)'}),
     'eval-metric': Flags.string({description: 'v2.0: whose tuned threshold to apply (default: the one fine-tuning kept the best by)', options: SQUAD_EVAL_METRICS.filter((m) => m.startsWith('best_'))}),

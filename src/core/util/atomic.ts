@@ -4,6 +4,7 @@ import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:
 import {basename, dirname, isAbsolute, join, relative, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {makeDirs} from './dirs.js'
+import {fsError} from './fs-errors.js'
 
 /** A file of a checkpoint, written by `write` to the temporary path it is given. */
 export interface CheckpointFile {
@@ -88,7 +89,7 @@ export async function writeFilesAtomically(dir: string, files: CheckpointFile[])
     const manifest: Record<string, {size: number; sha256: string}> = {}
     for (const f of files) {
       const p = join(tmp, f.name)
-      await f.write(p)
+      await f.write(p).catch((err) => Promise.reject(fsError(err, join(dir, f.name)))) // a file handle's ENOSPC names no path
       await fsyncPath(p)
       manifest[f.name] = {size: (await stat(p)).size, sha256: await sha256Of(p)}
     }

@@ -126,6 +126,13 @@ function stateDict(obj: unknown, storage: (s: PickledStorage) => Uint8Array, sou
   return out
 }
 
+/**
+ * The most elements a view may have beyond its storage's (a stride-0 expansion, such as BERT's
+ * position_ids = arange(512).expand(1, -1), or overlapping strides): copied out, a 6 MB file of
+ * one byte expanded to 40000×40000 would be 1.6 GB and 1.6e9 steps (issue 25, cause 6).
+ */
+export const MAX_EXPANDED = 2 ** 24
+
 /** A contiguous copy of the view (offset, size, stride) into its storage, after checking it fits. */
 export function materialise(name: string, t: PickledTensor, data: Uint8Array, source: string): HostTensor {
   const item = ITEM_SIZE[t.storage.dtype]
@@ -138,6 +145,11 @@ export function materialise(name: string, t: PickledTensor, data: Uint8Array, so
   if (last > t.storage.numel) {
     throw new SpanError(
       `${source}: tensor "${name}": shape [${t.size.join(', ')}] at offset ${t.offset} does not fit its storage of ${t.storage.numel} elements`,
+    )
+  }
+  if (n > t.storage.numel && n > MAX_EXPANDED) {
+    throw new SpanError(
+      `${source}: tensor "${name}": a view of ${n} elements (shape [${t.size.join(', ')}], stride [${t.stride.join(', ')}]) over a storage of ${t.storage.numel}: an expansion past ${MAX_EXPANDED} elements is refused (span copies views out)`,
     )
   }
   const base = t.storage.viewOffset * item

@@ -8,6 +8,7 @@ import {SpanError, decodeWhole, errorAt, errorIn} from '../../util/errors.js'
 import {type FileKind, LIMITS, readWholeSync, tooLarge} from '../../util/read-whole.js'
 import {readStdinSync} from '../../util/stdin.js'
 import {parseJsonText} from '../squad/json.js'
+import {shownValue} from '../../util/json-value.js'
 
 export interface JsonRecord {
   value: unknown
@@ -118,7 +119,7 @@ export function asObject(r: JsonRecord, source: string): Record<string, unknown>
 export function stringField(o: Record<string, unknown>, key: string, source: string, line: number): string {
   const v = o[key]
   if (v === undefined) throw errorAt(source, line, `missing field "${key}"`)
-  if (typeof v !== 'string') throw errorAt(source, line, `field "${key}" must be a string, got ${JSON.stringify(v)}`)
+  if (typeof v !== 'string') throw errorAt(source, line, `field "${key}" must be a string, got ${shownValue(v)}`)
   return v
 }
 
@@ -126,8 +127,7 @@ export function stringField(o: Record<string, unknown>, key: string, source: str
 export function indexField(o: Record<string, unknown>, key: string, source: string, line: number): number {
   const v = o[key]
   if (v === undefined) throw errorAt(source, line, `missing field "${key}"`)
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-    throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${JSON.stringify(v)}`)
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${shownValue(v)}`)
   return v
 }
 
