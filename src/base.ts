@@ -92,7 +92,7 @@ export async function print(text: string): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const done = (err?: Error | null) => (err ? reject(isPipeClosed(err) ? new PipeClosed() : fsError(err, 'stdout')) : resolve())
     if (out.destroyed) return done(stdoutFailure ?? new PipeClosed())
-    out.write(text, done)
+    out.write(text, 'utf8', done)
   })
 }
 
@@ -102,7 +102,7 @@ export async function print(text: string): Promise<void> {
  */
 export async function settleStdout(): Promise<Error | null> {
   for (const s of [process.stdout, stdoutFile]) {
-    if (s && !s.destroyed && !s.writableEnded) await new Promise<void>((resolve) => s.write('', () => resolve()))
+    if (s && !s.destroyed && !s.writableEnded) await new Promise<void>((resolve) => (s as Writable).write('', 'utf8', () => resolve()))
   }
   return stdoutFailure && !isPipeClosed(stdoutFailure) ? stdoutFailure : null
 }

@@ -90,7 +90,7 @@ export class LineWriter {
       written()
     }
     try {
-      ok = this.out.write(chunk, onWritten)
+      ok = this.out.write(chunk, 'utf8', onWritten) // three arguments: a stub of write (oclif's runCommand) calls only a third-argument callback
     } catch (err) {
       written()
       this.failed ??= isPipeClosed(err) ? new PipeClosed() : (err as Error) // stdout on a file writes synchronously
