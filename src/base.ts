@@ -102,8 +102,10 @@ export async function print(text: string): Promise<void> {
  */
 export async function settleStdout(): Promise<Error | null> {
   for (const s of [process.stdout, stdoutFile]) {
-    if (s && !s.destroyed && !s.writableEnded) await new Promise<void>((resolve) => (s as Writable).write('', 'utf8', () => resolve()))
+    // no empty write to wait on: write(2) of 0 bytes to /dev/full fails, and a command that wrote nothing lost nothing
+    while (s && !s.destroyed && s.writableLength > 0) await new Promise((resolve) => setTimeout(resolve, 5))
   }
+  await new Promise((resolve) => setImmediate(resolve)) // the error of the last write is emitted on a later tick
   return stdoutFailure && !isPipeClosed(stdoutFailure) ? stdoutFailure : null
 }
 

@@ -268,17 +268,17 @@ function issue25Jobs(): Job[] {
     const slug = cmd.replace(' ', '-')
     const line = (input: string, out: string, extra = '') => `${node} ${c.args.replace('IN', input).replace('OUT', out)}${extra}`
     // full stdout: the data (or a training run's metrics) goes to stdout; quiet commands have none to lose
-    const toStdout = (input: string) =>
-      c.dirOut || c.noOutput ? line(input, `so-${slug}`) : `${node} ${c.args.replace('IN', input).replace(/ (-o|--svg) OUT/, '')}`
-    for (const [fault, sink] of [
-      ['stdout on /dev/full', '/dev/full'],
-      ['stdout on a full tmpfs', full ? `${full}/stdout-${slug}` : null],
+    const toStdout = (out: string) =>
+      c.dirOut || c.noOutput ? line(c.input, out) : `${node} ${c.args.replace('IN', c.input).replace(/ (-o|--svg) OUT/, '')}`
+    for (const [fault, sink, out] of [
+      ['stdout on /dev/full', '/dev/full', `sf-${slug}`],
+      ['stdout on a full tmpfs', full ? `${full}/stdout-${slug}` : null, `st-${slug}`],
     ] as const) {
       if (sink === null) continue
       jobs.push({
         name: `${cmd} × ${fault}`,
         fault,
-        line: `rm -rf so-${slug}; ${toStdout(c.input)} > ${sink}`,
+        line: `rm -rf ${out}; ${toStdout(out)} > ${sink}`,
         check: (r) => {
           if (c.quiet) return r.code === 0 ? null : 'exit not 0 (nothing on stdout to lose)'
           const last = spanLines(r.stderr).at(-1) ?? ''
