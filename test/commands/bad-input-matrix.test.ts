@@ -268,8 +268,7 @@ function issue25Jobs(): Job[] {
     const slug = cmd.replace(' ', '-')
     const line = (input: string, out: string, extra = '') => `${node} ${c.args.replace('IN', input).replace('OUT', out)}${extra}`
     // full stdout: the data (or a training run's metrics) goes to stdout; quiet commands have none to lose
-    const toStdout = (out: string) =>
-      c.dirOut || c.noOutput ? line(c.input, out) : `${node} ${c.args.replace('IN', c.input).replace(/ (-o|--svg) OUT/, '')}`
+    const toStdout = (out: string) => (c.dirOut || c.noOutput ? line(c.input, out) : `${node} ${c.args.replace('IN', c.input).replace(/ (-o|--svg) OUT/, '')}`)
     for (const [fault, sink, out] of [
       ['stdout on /dev/full', '/dev/full', `sf-${slug}`],
       ['stdout on a full tmpfs', full ? `${full}/stdout-${slug}` : null, `st-${slug}`],
