@@ -9,8 +9,8 @@
  * and nothing else in it is moved, renamed or deleted: a symbolic link stays a link (the files go
  * where it points), a read-only directory fails at its first temporary file and keeps its files.
  */
-import {readdir, rename, rm, stat, unlink, writeFile} from 'node:fs/promises'
-import {dirname, join} from 'node:path'
+import {lstat, readdir, rename, rm, rmdir, stat, unlink, writeFile} from 'node:fs/promises'
+import {dirname, join, resolve} from 'node:path'
 import {MANIFEST_FILE, fsyncPath as fsync, manifestText, pidAlive, sha256Of as sha256} from './atomic.js'
 import {SpanError} from './errors.js'
 import {makeDirs} from './dirs.js'
@@ -43,7 +43,30 @@ async function removeDeadTemps(dir: string, names: string[]): Promise<void> {
 
 /** Writes `files` into `dir` as the module comment says; on failure no temporary file is left and no file replaced. */
 export async function writeFilesInto(dir: string, files: OutputFile[], o: {manifest: boolean}): Promise<void> {
-  await makeDirs(dir).catch((err) => Promise.reject(fsError(err, dir)))
+  const made = await missingDirs(dir)
+  try {
+    await makeDirs(dir).catch((err) => Promise.reject(fsError(err, dir)))
+    await writeAll(dir, files, o)
+  } catch (err) {
+    for (const d of made) await rmdir(d).catch(() => {}) // the folders this call made, if still empty: nothing left behind
+    throw err
+  }
+}
+
+const present = (path: string): Promise<boolean> =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  )
+
+/** dir and those of its ancestors that do not exist yet, innermost first. */
+async function missingDirs(dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (let d = resolve(dir); dirname(d) !== d && !(await present(d)); d = dirname(d)) out.push(d)
+  return out
+}
+
+async function writeAll(dir: string, files: OutputFile[], o: {manifest: boolean}): Promise<void> {
   await removeDeadTemps(dir, [...files.map((f) => f.name), ...(o.manifest ? [MANIFEST_FILE] : [])])
   const staged: {target: OutputTarget; file: OutputFile}[] = []
   for (const file of files) staged.push({target: await targetOf(dir, file.name), file})
