@@ -8,6 +8,6 @@ import {BACKEND_CHOICES} from './core/engine/backend.js'
 export function backendFlags(defaultBackend: string | null = 'auto') {
   return {
     backend: Flags.string({description: 'TensorFlow.js backend (auto: the fastest available; see span doctor)', options: [...BACKEND_CHOICES], ...(defaultBackend ? {default: defaultBackend} : {})}),
-    threads: Flags.integer({description: 'threads of the native backend, BLAS included (default: every core)', min: 1}),
+    threads: Flags.integer({description: 'threads of the native backend, BLAS included (default: every core; at most 1024)', min: 1, max: 1024}),
   }
 }

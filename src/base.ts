@@ -8,15 +8,18 @@ import {type FlagTable, parseErrorLine} from './voice.js'
 import {BINARY_MODES, setMaxLineMb} from './core/stream/bytelines.js'
 import {fsyncPath} from './core/util/atomic.js'
 import {lockDir, releaseAllLocks} from './core/util/lock.js'
-import {outputTarget} from './core/util/target.js'
+import {outputTarget, refuseSharedPaths} from './core/util/target.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno, isStringTooLong} from './core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
 
 // oclif rethrows every stdout error but EPIPE from its own listener, as an uncaught exception
-// with a stack trace; a LineWriter sees the same error and the command reports it in one line.
+// with a stack trace; the first error is kept instead, and the command reports it in one line
+// (a LineWriter sees the same error; a write of `print` or of a library is checked at the end).
+let stdoutFailure: Error | null = null
+const keepStdoutFailure = (err: Error) => void (stdoutFailure ??= err)
 for (const l of process.stdout.listeners('error')) process.stdout.off('error', l as (err: Error) => void)
-process.stdout.on('error', () => {})
+process.stdout.on('error', keepStdoutFailure)
 
 /**
  * A real-number flag (oclif's integer flags do not take 2e-5), checked against [min, max].
@@ -77,7 +80,35 @@ export interface Output {
  */
 export function stdoutStream(): Writable {
   if ((process.stdout as unknown as {_type?: string})._type !== 'fs') return process.stdout
-  return createWriteStream('', {fd: 1, autoClose: false})
+  if (!stdoutFile) {
+    stdoutFile = createWriteStream('', {fd: 1, autoClose: false}) // one for the whole process: writes stay in order
+    stdoutFile.on('error', keepStdoutFailure)
+  }
+  return stdoutFile
+}
+let stdoutFile: Writable | null = null
+
+/** Writes text to stdout and waits until it is written; a write error is thrown (EPIPE as PipeClosed). */
+export async function print(text: string): Promise<void> {
+  const out = stdoutStream()
+  await new Promise<void>((resolve, reject) => {
+    const done = (err?: Error | null) => (err ? reject(isPipeClosed(err) ? new PipeClosed() : fsError(err, 'stdout')) : resolve())
+    if (out.destroyed) return done(stdoutFailure ?? new PipeClosed())
+    out.write(text, 'utf8', done)
+  })
+}
+
+/**
+ * Waits until every byte written to stdout by anyone (print, a LineWriter, process.stdout.write)
+ * is written, and returns the first error of those writes other than a closed pipe.
+ */
+export async function settleStdout(): Promise<Error | null> {
+  for (const s of [process.stdout, stdoutFile]) {
+    // no empty write to wait on: write(2) of 0 bytes to /dev/full fails, and a command that wrote nothing lost nothing
+    while (s && !s.destroyed && s.writableLength > 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  await new Promise((resolve) => setImmediate(resolve)) // the error of the last write is emitted on a later tick
+  return stdoutFailure && !isPipeClosed(stdoutFailure) ? stdoutFailure : null
 }
 
 /**
@@ -158,7 +189,15 @@ export abstract class SpanCommand extends Command {
   /** Whatever the outcome, no lock of this command outlives it (in-process runs, tests, a failure after locking). */
   protected override async finally(err: Error | undefined): Promise<unknown> {
     releaseAllLocks()
+    await this.checkStdout(err)
     return super.finally(err)
+  }
+
+  /** A command that ended well but whose stdout was not all written (a full disk) fails: exit 1, one line. */
+  private async checkStdout(err: Error | undefined): Promise<void> {
+    const failure = await settleStdout()
+    if (!failure || (err !== undefined && !isPipeClosed(err)) || (process.exitCode ?? 0) !== 0) return // its error is said
+    this.fail(isErrno(failure) ? describeFsError(failure as ErrnoError, 'stdout') : `stdout: ${failure.message}`, 1)
   }
 
   /** Parses as oclif does, then applies the flags every stream reader shares (--max-line-mb). */
@@ -177,6 +216,7 @@ export abstract class SpanCommand extends Command {
     }
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
+    await refuseSharedPaths(this.id, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // outputs: one file each, never an input
     return parsed
   }
 

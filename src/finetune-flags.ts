@@ -17,6 +17,7 @@ import {signalExitCode} from './core/train/signals.js'
 import {makeProgress} from './core/train/progress.js'
 import {modelDir, resumeDir} from './core/train/run-dir.js'
 import {TRAINER_STATE_FILE} from './core/train/state.js'
+import {metricsLoss} from './core/util/fs-errors.js'
 
 /**
  * The flags every `finetune TASK` command shares, defined once: the model to start from, the
@@ -127,7 +128,8 @@ export async function runLoop<U, B>(
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
-  const out = new LineWriter(stdoutStream())
+  const metrics = metricsLoss(log, String(f.out)) // a full stdout: training goes on to its checkpoint, then exit 1 (as pretrain)
+  const out = new LineWriter(stdoutStream(), (err) => metrics.onFail(err))
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
     const outcome = await finetune(
@@ -142,6 +144,7 @@ export async function runLoop<U, B>(
     lock?.release()
   }
   await out.end()
+  metrics.check()
 }
 
 /**

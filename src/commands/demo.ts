@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {mkdir, readFile} from 'node:fs/promises'
 import {basename, resolve} from 'node:path'
-import {SpanCommand} from '../base.js'
+import {SpanCommand, print} from '../base.js'
 import {describePipeline, runPipeline, type Stage} from '../core/demo/pipeline.js'
 import {DEMO_HELD_OUT, dataStages, demoFiles, pretrainStage, splitHeldOut, squadStages, type DemoFiles, type DemoOptions} from '../core/demo/plan.js'
 import {curvesSection, learnedTable, pretrainRow, resultsTable, squadRow, type DemoRow} from '../core/demo/report.js'
@@ -45,7 +45,7 @@ export default class Demo extends SpanCommand {
     const V = loadVocab(DEFAULT_VOCAB).tokens.length
     const learned = learnedTable(await modelHeldOut(f.pretrainMetrics), await unigramBaseline(f.pretrainTrain, f.pretrainEval, V), DEMO_HELD_OUT, V)
     this.step(`done: files in ${f.dir}`)
-    this.say([...report, '', 'results', ...resultsTable(rows, (Date.now() - started) / 1000), '', ...learned, '', ...this.files(f, o)])
+    await this.say([...report, '', 'results', ...resultsTable(rows, (Date.now() - started) / 1000), '', ...learned, '', ...this.files(f, o)])
   }
 
   /** Pre-trains, keeping its metrics in a file and drawing them; adds its row and curves to the report. */
@@ -86,11 +86,11 @@ export default class Demo extends SpanCommand {
   private async stage(stages: Stage[], out?: string): Promise<void> {
     this.step(describePipeline(stages, out))
     const text = await runPipeline(stages, out)
-    if (!out) process.stdout.write(text)
+    if (!out) await print(text)
   }
 
-  private say(lines: string[]): void {
-    process.stdout.write(lines.join('\n') + '\n')
+  private async say(lines: string[]): Promise<void> {
+    await print(lines.join('\n') + '\n')
   }
 
   private step(text: string): void {

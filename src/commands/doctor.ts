@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../base.js'
+import {SpanCommand, print} from '../base.js'
 import {autoPick, notInAuto, probeBackends, whyNot} from '../core/engine/doctor.js'
 import {engineLine, probeDistEngines} from '../core/dist/probe.js'
 
@@ -15,7 +15,7 @@ export default class Doctor extends SpanCommand {
   static override examples = ['span doctor', 'span doctor --json | jq .']
   static override flags = {
     json: Flags.boolean({description: 'one JSON record per backend, then {"auto": …}'}),
-    threads: Flags.integer({description: 'threads for the native backend (default: every core)', min: 1}),
+    threads: Flags.integer({description: 'threads for the native backend (default: every core; at most 1024)', min: 1, max: 1024}),
   }
 
   async run(): Promise<void> {
@@ -23,14 +23,14 @@ export default class Doctor extends SpanCommand {
     const reports = await probeBackends(flags.threads)
     const auto = autoPick(reports)
     if (flags.json) {
-      for (const r of reports) process.stdout.write(JSON.stringify(r) + '\n')
-      process.stdout.write(JSON.stringify({auto, not_in_auto_order: notInAuto(), collectives: probeDistEngines()}) + '\n')
+      for (const r of reports) await print(JSON.stringify(r) + '\n')
+      await print(JSON.stringify({auto, not_in_auto_order: notInAuto(), collectives: probeDistEngines()}) + '\n')
       return
     }
     const width = Math.max(...reports.map((r) => r.backend.length))
-    for (const r of reports) process.stdout.write(`${r.backend.padEnd(width)}  ${r.available ? 'ok     ' : 'missing'}  ${r.detail}\n`)
-    process.stdout.write(`auto picks: ${auto ?? 'nothing (no backend starts)'}\n`)
-    for (const r of reports) if (r.backend !== auto) process.stdout.write(`  not ${r.backend}: ${whyNot(r, auto)}\n`)
-    for (const e of probeDistEngines()) process.stdout.write(engineLine(e)) // issue 14: MPI and NCCL
+    for (const r of reports) await print(`${r.backend.padEnd(width)}  ${r.available ? 'ok     ' : 'missing'}  ${r.detail}\n`)
+    await print(`auto picks: ${auto ?? 'nothing (no backend starts)'}\n`)
+    for (const r of reports) if (r.backend !== auto) await print(`  not ${r.backend}: ${whyNot(r, auto)}\n`)
+    for (const e of probeDistEngines()) await print(engineLine(e)) // issue 14: MPI and NCCL
   }
 }

@@ -7,7 +7,7 @@
 // finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
 // eval prints its scores, so only its input faults apply. Two processes at a time (CI has two
 // cores). Usage errors (exit 2) are checked last.
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -31,45 +31,64 @@ const MRQA = `{"header": {"dataset": "x"}}\n${JSON.stringify({context: 'Denver B
 const SWAG = 'sent1,sent2,ending0,ending1,ending2,ending3,label\nthe man,he,runs,sits,eats,sleeps,0\na dog,it,barks,flies,swims,reads,1\n'
 const MRPC = ['Quality\t#1 ID\t#2 ID\t#1 String\t#2 String', '1\t1\t2\tthe quick brown fox\tthe fast brown fox', '0\t3\t4\tthe lazy dog\ta cat sat']
 
-/** Each command: its good input, and its argument line with IN and OUT to fill in. */
-const COMMANDS: Record<string, {input: string; args: string; noOutput?: boolean}> = {
-  tokenize: {input: 'text.txt', args: 'tokenize IN -o OUT'},
+/**
+ * Each command: its good input, and its argument line with IN and OUT to fill in. `zero`: its other
+ * file flags, each given /dev/zero in turn (issue 25); `dirOut`: OUT is a folder; `quiet`: nothing
+ * on stdout when OUT is given (the rest write their data, or their metrics, there).
+ */
+interface Cmd {
+  input: string
+  args: string
+  noOutput?: boolean
+  zero?: string[]
+  dirOut?: boolean
+  quiet?: boolean
+}
+const COMMANDS: Record<string, Cmd> = {
+  tokenize: {input: 'text.txt', args: 'tokenize IN -o OUT', zero: ['--vocab']},
   vocab: {input: 'text.txt', args: 'vocab IN --size 40 -o OUT'},
   block: {input: 'tokens.ndjson', args: 'block IN --len 16 -o OUT'},
-  mask: {input: 'blocks.ndjson', args: 'mask IN -o OUT'},
+  mask: {input: 'blocks.ndjson', args: 'mask IN -o OUT', zero: ['--unigram']},
   'segment-ngrams': {input: 'text.txt', args: 'segment-ngrams --build IN --min-count 1 -o OUT'},
   inspect: {input: 'blocks.ndjson', args: 'inspect IN -o OUT'},
-  pretrain: {input: 'blocks.ndjson', args: `pretrain IN ${TINY} --out OUT`},
+  pretrain: {input: 'blocks.ndjson', args: `pretrain IN ${TINY} --out OUT`, zero: ['--config'], dirOut: true},
   encode: {input: 'tokens.ndjson', args: 'encode IN --model pre/checkpoint-1 --backend wasm --pool cls -o OUT'},
   fill: {input: 'masked.txt', args: 'fill IN --model pre/checkpoint-1 --backend wasm -o OUT'},
-  export: {input: 'pre/checkpoint-1', args: 'export --model IN --format safetensors --to OUT'},
-  'finetune glue': {input: 'mrpc.tsv', args: `finetune glue --task mrpc --train IN ${FT} --max-len 32 --out OUT`},
-  'finetune squad': {input: SQUAD, args: `finetune squad --train IN ${FT} --max-len 96 --max-query-len 16 --out OUT`},
-  'finetune ner': {input: 'ner.txt', args: `finetune ner --train IN ${FT} --max-len 32 --out OUT`},
+  export: {input: 'pre/checkpoint-1', args: 'export --model IN --format safetensors --to OUT', dirOut: true, quiet: true},
+  'finetune glue': {input: 'mrpc.tsv', args: `finetune glue --task mrpc --train IN ${FT} --max-len 32 --out OUT`, dirOut: true},
+  'finetune squad': {input: SQUAD, args: `finetune squad --train IN ${FT} --max-len 96 --max-query-len 16 --out OUT`, dirOut: true},
+  'finetune ner': {input: 'ner.txt', args: `finetune ner --train IN ${FT} --max-len 32 --out OUT`, dirOut: true},
   'predict glue': {input: 'mrpc.tsv', args: 'predict glue --model ft-glue/checkpoint-1 --data IN --backend wasm -o OUT'},
-  'predict squad': {input: SQUAD, args: 'predict squad --model ft-squad/checkpoint-1 --data IN --backend wasm -o OUT'},
+  'predict squad': {input: SQUAD, args: 'predict squad --model ft-squad/checkpoint-1 --data IN --backend wasm -o OUT', dirOut: true, quiet: true},
   'predict ner': {input: 'ner.txt', args: 'predict ner --model ft-ner/checkpoint-1 --data IN --backend wasm -o OUT'},
-  'eval glue': {input: 'glue-pred.tsv', args: 'eval glue --task mrpc --gold mrpc.tsv --pred IN', noOutput: true},
-  'eval squad': {input: 'squad-pred.json', args: `eval squad --data ${SQUAD} --pred IN`, noOutput: true},
-  'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true},
+  'eval glue': {input: 'glue-pred.tsv', args: 'eval glue --task mrpc --gold mrpc.tsv --pred IN', noOutput: true, zero: ['--gold']},
+  'eval squad': {input: 'squad-pred.json', args: `eval squad --data ${SQUAD} --pred IN`, noOutput: true, zero: ['--data']},
+  'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true, zero: ['--gold']},
   plot: {input: 'metrics.ndjson', args: 'plot IN --svg OUT'},
   ...taskCommands(),
-  'eval compare': {input: 'nli-pred.txt', args: 'eval compare --task nli --gold nli.jsonl --a IN --b nli-pred.txt', noOutput: true},
+  'eval compare': {input: 'nli-pred.txt', args: 'eval compare --task nli --gold nli.jsonl --a IN --b nli-pred.txt', noOutput: true, zero: ['--gold', '--b']},
 }
 
 /** finetune, predict and eval of the tasks with a file of their own (tacred, nli, swag, mrqa). */
-function taskCommands(): Record<string, {input: string; args: string; noOutput?: boolean}> {
+function taskCommands(): Record<string, Cmd> {
   const data: Record<string, [string, string]> = {
     tacred: ['rel.jsonl', 'tacred-pred.txt'],
     nli: ['nli.jsonl', 'nli-pred.txt'],
     swag: ['swag.csv', 'swag-pred.txt'],
     mrqa: ['mrqa.jsonl', 'mrqa-pred.json'],
   }
-  const out: Record<string, {input: string; args: string; noOutput?: boolean}> = {}
+  const out: Record<string, Cmd> = {}
   for (const [task, [gold, pred]] of Object.entries(data)) {
-    out[`finetune ${task}`] = {input: gold, args: `finetune ${task} --train IN ${FT} ${MAXLEN[task]} --out OUT`}
-    out[`predict ${task}`] = {input: gold, args: `predict ${task} --model ft-${task}/checkpoint-1 --data IN --backend wasm -o OUT`}
-    out[`eval ${task}`] = {input: pred, args: `eval ${task} --${task === 'mrqa' ? 'data' : 'gold'} ${gold} --pred IN`, noOutput: true}
+    out[`finetune ${task}`] = {input: gold, args: `finetune ${task} --train IN ${FT} ${MAXLEN[task]} --out OUT`, dirOut: true}
+    const folder = task === 'mrqa' // predict mrqa writes predictions.json into a folder
+    out[`predict ${task}`] = {
+      input: gold,
+      args: `predict ${task} --model ft-${task}/checkpoint-1 --data IN --backend wasm -o OUT`,
+      dirOut: folder,
+      quiet: folder,
+    }
+    const goldFlag = `--${task === 'mrqa' ? 'data' : 'gold'}`
+    out[`eval ${task}`] = {input: pred, args: `eval ${task} ${goldFlag} ${gold} --pred IN`, noOutput: true, zero: [goldFlag]}
   }
   return out
 }
@@ -169,6 +188,24 @@ describe('the bad-input matrix', () => {
     )
   }, 900_000) // 149 processes: about two minutes on an idle 2-core machine, far more on a loaded one
 
+  it('every command × the faults of issue 25: full stdout, /dev/zero as each file, a symbolic-link output, an output that is an input', async () => {
+    const jobs = issue25Jobs()
+    const started = Date.now()
+    const results = await pool(
+      jobs.map((j) => () => shellTimed(j.line, 90_000)),
+      2,
+    )
+    const bad = results.flatMap((r, i) => {
+      const why = jobs[i].check(r)
+      return why ? [`${jobs[i].name}: ${why}; exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(-300))}`] : []
+    })
+    expect(bad).toEqual([])
+    expect(readdirSync(tmp).filter((n) => n.includes('.tmp-'))).toEqual([])
+    if (full) expect(readdirSync(full).filter((n) => n !== 'filler' && !n.startsWith('stdout-'))).toEqual([])
+    const counts = [...new Set(jobs.map((j) => j.fault))].map((f) => `${f} ${jobs.filter((j) => j.fault === f).length}`)
+    console.log(`bad-input matrix, issue 25: ${jobs.length} cases (${counts.join(', ')}) in ${Math.round((Date.now() - started) / 1000)} s`)
+  }, 1_800_000)
+
   it("usage errors exit 2 everywhere, in one line: oclif's integer flags and span's own number flags alike", async () => {
     const cases = [
       ['mask', '--p', '1.5'],
@@ -188,3 +225,100 @@ describe('the bad-input matrix', () => {
     expect(existsSync(join(tmp, 'o'))).toBe(false)
   })
 })
+
+/** A bash line run with a time limit (a read that never ends is a failure, not a hung suite). */
+function shellTimed(line: string, ms: number): Promise<{code: number; stdout: string; stderr: string}> {
+  return new Promise((resolve) => {
+    const p = spawn('bash', ['-c', line], {cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
+    let stdout = ''
+    let stderr = ''
+    p.stdout.on('data', (d) => (stdout += d))
+    p.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => process.kill(-p.pid!, 'SIGKILL'), ms)
+    p.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({code: code ?? -1, stdout, stderr: code === null ? `${stderr}[killed after ${ms / 1000} s]` : stderr})
+    })
+  })
+}
+
+/** The `span CMD:` lines of stderr, progress and notices of the training commands left out. */
+const spanLines = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l !== '' && !/^[a-z ]+: (from|step) |^span [a-z ]+: (config|model|effective batch|\d+ steps take|checkpoint|warning): /.test(l))
+
+interface Job {
+  name: string
+  fault: string
+  line: string
+  check(r: {code: number; stdout: string; stderr: string}): string | null
+}
+
+/** What issue 25 adds to the matrix, for every command (its causes 1, 4, 5, 6). */
+function issue25Jobs(): Job[] {
+  const node = `'${process.execPath}' '${bin}'`
+  const jobs: Job[] = []
+  const one = (cmd: string, r: {code: number; stderr: string}, codes: number[]): string | null => {
+    const lines = spanLines(r.stderr)
+    if (!codes.includes(r.code)) return `exit ${r.code}, not ${codes.join(' or ')}`
+    return lines.length === 1 && lines[0].startsWith(`span ${cmd}: `) ? null : 'not one `span CMD:` line'
+  }
+  for (const [cmd, c] of Object.entries(COMMANDS)) {
+    const slug = cmd.replace(' ', '-')
+    const line = (input: string, out: string, extra = '') => `${node} ${c.args.replace('IN', input).replace('OUT', out)}${extra}`
+    // full stdout: the data (or a training run's metrics) goes to stdout; quiet commands have none to lose
+    const toStdout = (out: string) => (c.dirOut || c.noOutput ? line(c.input, out) : `${node} ${c.args.replace('IN', c.input).replace(/ (-o|--svg) OUT/, '')}`)
+    for (const [fault, sink, out] of [
+      ['stdout on /dev/full', '/dev/full', `sf-${slug}`],
+      ['stdout on a full tmpfs', full ? `${full}/stdout-${slug}` : null, `st-${slug}`],
+    ] as const) {
+      if (sink === null) continue
+      jobs.push({
+        name: `${cmd} × ${fault}`,
+        fault,
+        line: `rm -rf ${out}; ${toStdout(out)} > ${sink}`,
+        check: (r) => {
+          if (c.quiet) return r.code === 0 ? null : 'exit not 0 (nothing on stdout to lose)'
+          const last = spanLines(r.stderr).at(-1) ?? ''
+          return r.code === 1 && last.startsWith(`span ${cmd}: `) && /(stdout|metrics output): no space left on device \(ENOSPC\)/.test(last)
+            ? null
+            : 'not exit 1 with the ENOSPC of stdout last'
+        },
+      })
+    }
+    // /dev/zero as each file argument: the input, its model, and its other file flags
+    const zeros: [string, string][] = [['input', line('/dev/zero', `z-${slug}`)]]
+    for (const flag of ['--model', '--init', ...(c.zero ?? [])]) {
+      const base = line(c.input, `z-${slug}`)
+      const re = new RegExp(` ${flag} \\S+`)
+      if (re.test(c.args) || re.test(base)) zeros.push([flag, base.replace(re, ` ${flag} /dev/zero`)])
+      else if (c.zero?.includes(flag)) zeros.push([flag, `${base} ${flag} /dev/zero`])
+    }
+    for (const [what, l] of zeros) {
+      if (c.args.startsWith('export') && what === '--model') continue // IN is export's --model
+      jobs.push({name: `${cmd} × /dev/zero as ${what}`, fault: '/dev/zero', line: `${l} > /dev/null`, check: (r) => one(cmd, r, [1, 2])})
+    }
+    if (c.noOutput) continue
+    // a symbolic-link output: written through, the link kept
+    const target = `lt-${slug}`
+    const link = `ln-${slug}`
+    jobs.push({
+      name: `${cmd} × a symbolic-link output`,
+      fault: 'symbolic-link output',
+      line: `rm -rf ${target} ${link}; ${c.dirOut ? `mkdir ${target}; ` : ''}ln -s ${target} ${link} && ${line(c.input, link)} > /dev/null && test -L ${link} && test -s ${c.dirOut ? `${target}/.` : target} && ls ${target} > /dev/null`,
+      check: (r) => (r.code === 0 ? null : 'failed, or the link was replaced, or nothing was written where it points'),
+    })
+    // an output that is an input: refused (or failing on its own), the input byte for byte as it was
+    const input = c.input.startsWith('/') || c.input.includes('/checkpoint-') ? c.input : `in-${slug}`
+    const copy = input === c.input ? '' : `rm -rf ${input}; cp -r ${c.input} ${input}; `
+    const sum = `find ${input} -type f -exec sha256sum {} + | sort | sha256sum`
+    jobs.push({
+      name: `${cmd} × an output that is an input`,
+      fault: 'output is an input',
+      line: `${copy}before=$(${sum}); ${line(input, input)} > /dev/null; code=$?; [ "$(${sum})" = "$before" ] || echo 'span: the input changed' >&2; exit $code`,
+      check: (r) => (r.stderr.includes('the input changed') ? 'the input changed' : one(cmd, r, [1, 2])),
+    })
+  }
+  return jobs
+}

@@ -39,7 +39,7 @@ describe('span predict squad', () => {
     const r = span(['--data', v1, '-o', out, '--n-best', '20'])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    expect(readdirSync(out).sort()).toEqual(['nbest_predictions.json', 'predictions.json', 'span-manifest.json'])
+    expect(readdirSync(out).sort()).toEqual(['nbest_predictions.json', 'predictions.json']) // its own files only: no manifest in the user's folder
     const preds = readJson(join(out, 'predictions.json'))
     expect(Object.keys(preds)).toEqual(['q1', 'q2', 'q3'])
     for (const text of Object.values(preds)) expect(context).toContain(text as string)

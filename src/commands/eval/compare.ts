@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import type {McNemarTest} from '../../core/metrics/mcnemar.js'
 import {COMPARE_TASKS, compareTask, isCompareTask} from '../../core/tasks/compare.js'
 import {compareCoref, corefComparisonJson, corefComparisonTable} from '../../core/tasks/coref/compare.js'
@@ -54,6 +54,6 @@ A prediction file may be - (stdin).`
     const [task, c] = isCompareTask(name)
       ? [{name}, compareTask(name, flags.gold, flags.a, flags.b, test)]
       : [glueTask(flags.task), await compareGlue(glueTask(flags.task), flags.gold, flags.a, flags.b, test)]
-    process.stdout.write(flags.json ? comparisonJson(task, c) + '\n' : comparisonTable(task, c, flags.a, flags.b))
+    await print(flags.json ? comparisonJson(task, c) + '\n' : comparisonTable(task, c, flags.a, flags.b))
   }
 }

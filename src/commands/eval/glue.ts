@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {evaluateGlue} from '../../core/tasks/glue/evaluate.js'
 import {scoresJson, scoresTable} from '../../core/tasks/glue/report.js'
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
@@ -27,6 +27,6 @@ accuracy, F1 and their mean; STS-B Pearson, Spearman and their mean. Values are 
     const task = glueTask(flags.task)
     const warn = (m: string) => process.stderr.write(`span eval glue: warning: ${m}\n`)
     const scores = await evaluateGlue(task, flags.gold, flags.pred, warn)
-    process.stdout.write(flags.json ? scoresJson(task, scores) + '\n' : scoresTable(task, scores, flags.gold, flags.pred))
+    await print(flags.json ? scoresJson(task, scores) + '\n' : scoresTable(task, scores, flags.gold, flags.pred))
   }
 }

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {formatV1Json} from '../../core/metrics/squad-format.js'
 import {evaluateMrqaFiles} from '../../core/tasks/mrqa/evaluate.js'
 import {describeIds} from '../../core/tasks/squad/index.js'
@@ -25,7 +25,7 @@ prints last.`
     if (missing.length > 0)
       warn(describeIds(missing, flags['skip-no-answer'] ? 'questions without a prediction, skipped' : 'questions without a prediction, counted as wrong'))
     if (unknown.length > 0) warn(describeIds(unknown, 'predictions for ids not in the data, ignored'))
-    process.stdout.write(
+    await print(
       flags.json
         ? formatV1Json(result)
         : `MRQA  exact match ${result.exact_match.toFixed(2).padStart(7)}\n      F1          ${result.f1.toFixed(2).padStart(7)}\n`,

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {conllScores, conllTable} from '../../core/metrics/conlleval.js'
 import {evaluateNerFiles} from '../../core/tasks/ner/evaluate.js'
 
@@ -22,7 +22,7 @@ Without --json, conlleval's own table; --json gives percentages as conlleval com
   async run(): Promise<void> {
     const {flags} = await this.parse(EvalNer)
     const counts = evaluateNerFiles(flags.gold ?? null, flags.pred)
-    if (!flags.json) return void process.stdout.write(conllTable(counts))
+    if (!flags.json) return void (await print(conllTable(counts)))
     const s = conllScores(counts)
     const perType = Object.fromEntries(Object.entries(s.per_type).map(([t, v]) => [t, {precision: v.precision, recall: v.recall, f1: v.f1}]))
     const out = {
@@ -36,6 +36,6 @@ Without --json, conlleval's own table; --json gives percentages as conlleval com
       found: counts.foundGuessed,
       correct: counts.correctChunk,
     }
-    process.stdout.write(JSON.stringify(out) + '\n')
+    await print(JSON.stringify(out) + '\n')
   }
 }

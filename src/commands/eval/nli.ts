@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {accuracyOfFile, accuracyTable} from '../../core/tasks/common/accuracy.js'
 import {NLI_LABELS, readNliFile} from '../../core/tasks/nli/read.js'
 
@@ -19,6 +19,6 @@ row, in order (what span predict nli writes). MNLI's matched and mismatched sets
     const {flags} = await this.parse(EvalNli)
     const gold = readNliFile(flags.gold, {requireLabel: true}).examples.map((e) => NLI_LABELS[e.label as number])
     const a = accuracyOfFile(gold, flags.pred, NLI_LABELS, flags.gold)
-    process.stdout.write(flags.json ? JSON.stringify(a) + '\n' : accuracyTable('NLI', a))
+    await print(flags.json ? JSON.stringify(a) + '\n' : accuracyTable('NLI', a))
   }
 }

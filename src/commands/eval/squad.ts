@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../core/metrics/squad.js'
 import {formatV1Json, formatV1Table, formatV2Json, formatV2Table} from '../../core/metrics/squad-format.js'
 import {SpanError, UsageError} from '../../core/stream/errors.js'
@@ -37,7 +37,7 @@ export default class EvalSquad extends SpanCommand {
     this.checkIds(questions, preds, flags)
     const naProbs = flags['na-prob'] ? readNaProbsFile(flags['na-prob']) : undefined
     if (naProbs) this.checkNaProbs(questions, preds, naProbs, flags['na-prob'] as string)
-    process.stdout.write(version === '1.1' ? this.v1(questions, preds, flags.json) : this.v2(questions, preds, {naProbs, naProbThresh: thresh}, flags.json))
+    await print(version === '1.1' ? this.v1(questions, preds, flags.json) : this.v2(questions, preds, {naProbs, naProbThresh: thresh}, flags.json))
   }
 
   private v1(questions: GoldQuestion[], preds: Map<string, string>, json: boolean): string {

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {accuracyOfFile, accuracyTable} from '../../core/tasks/common/accuracy.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 
@@ -25,6 +25,6 @@ one choice number per line, in order (what span predict swag writes).`
       choices,
       flags.gold,
     )
-    process.stdout.write(flags.json ? JSON.stringify(a) + '\n' : accuracyTable('SWAG', a))
+    await print(flags.json ? JSON.stringify(a) + '\n' : accuracyTable('SWAG', a))
   }
 }

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand, print} from '../../base.js'
 import {relationTable} from '../../core/metrics/tacred.js'
 import {evaluateRelationFiles} from '../../core/tasks/tacred/evaluate.js'
 
@@ -24,6 +24,6 @@ span predict tacred writes). Without --json, the scorer's own output; --json giv
   async run(): Promise<void> {
     const {flags} = await this.parse(EvalTacred)
     const r = evaluateRelationFiles(flags.gold, flags.pred, flags['negative-label'])
-    process.stdout.write(flags.json ? JSON.stringify({precision: r.precision, recall: r.recall, f1: r.f1}) + '\n' : relationTable(r))
+    await print(flags.json ? JSON.stringify({precision: r.precision, recall: r.recall, f1: r.f1}) + '\n' : relationTable(r))
   }
 }

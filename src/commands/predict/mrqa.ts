@@ -3,7 +3,8 @@ import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {VOCAB_FILE, writeFilesAtomically} from '../../core/model/checkpoint.js'
+import {VOCAB_FILE} from '../../core/model/checkpoint.js'
+import {writeFilesInto} from '../../core/util/write-into.js'
 import {loadQaModel} from '../../core/model/qa.js'
 import {SpanError} from '../../core/stream/errors.js'
 import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
@@ -37,7 +38,9 @@ renamed), the file span eval mrqa and mrqa_official_eval.py read.`
     const {model} = await loadQaModel(dir, 0)
     try {
       const preds = await predictMrqa({model, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !c.cased})}, c, data, flags['batch-size'])
-      await writeFilesAtomically(flags.output, [{name: 'predictions.json', write: (p: string) => writeFile(p, JSON.stringify(preds, null, 2) + '\n')}])
+      await writeFilesInto(flags.output, [{name: 'predictions.json', write: (p: string) => writeFile(p, JSON.stringify(preds, null, 2) + '\n')}], {
+        manifest: false,
+      })
     } finally {
       model.dispose()
     }

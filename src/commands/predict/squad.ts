@@ -2,11 +2,12 @@ import {Flags} from '@oclif/core'
 import {writeFile} from 'node:fs/promises'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {checkpointVocab, writeFilesAtomically} from '../../core/model/checkpoint.js'
+import {checkpointVocab} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
 import {SpanError, UsageError} from '../../core/stream/errors.js'
 import {collectOutputs, DEFAULT_WINDOWS, readSquadFile, type SquadVersion, type WindowOptions} from '../../core/tasks/squad/index.js'
 import {predictSquad} from '../../core/tasks/squad/predict.js'
+import {writeFilesInto} from '../../core/util/write-into.js'
 import {SQUAD_EVAL_METRICS} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
@@ -21,8 +22,8 @@ passage's own characters; for SQuAD v2.0 the best span's score is compared with 
 is written for threshold tuning (span eval squad --na-prob). The null threshold is --null-threshold, else the one
 span finetune squad tuned on dev and saved with the best checkpoint (dev_scores.best_f1_thresh, or the
 --eval-metric's), as SpanBERT's run_squad applies it, else 0. Windows (--max-len, --doc-stride, --max-query-len)
-default to the model's fine-tuning settings. Dropout is off. The files are written to temporary names and renamed
-only when all are done.`
+default to the model's fine-tuning settings. Dropout is off. The files are written to temporary names in the folder
+and renamed only when all are done; nothing else in the folder is touched.`
   static override examples = [
     'span predict squad --model squad-run --data dev-v1.1.json -o out && span eval squad --data dev-v1.1.json --pred out/predictions.json',
     'span predict squad --model squad2-run/best --data dev-v2.0.json -o out --null-threshold -1.5',
@@ -33,7 +34,7 @@ only when all are done.`
     version: Flags.string({description: 'SQuAD version (default: detected from the file)', options: ['1.1', '2.0']}),
     'doc-stride': Flags.integer({description: 'window stride (default: as fine-tuned, else 128)', min: 1}),
     'max-query-len': Flags.integer({description: 'question tokens kept (default: as fine-tuned, else 64)', min: 1}),
-    'n-best': Flags.integer({description: 'start and end candidates, and entries of nbest_predictions.json', default: 20, min: 1}),
+    'n-best': Flags.integer({description: 'start and end candidates, and entries of nbest_predictions.json (at most 1000)', default: 20, min: 1, max: 1000}),
     'max-answer-len': Flags.integer({description: 'longest answer in tokens', default: 30, min: 1}),
     'null-threshold': Flags.string({description: 'v2.0: predict no answer when null score − best span score exceeds this (default: the tuned one, else 0)'}),
     'eval-metric': Flags.string({description: 'v2.0: whose tuned threshold to apply (default: the one fine-tuning kept the best by)', options: SQUAD_EVAL_METRICS.filter((m) => m.startsWith('best_'))}),
@@ -58,7 +59,7 @@ only when all are done.`
       const out = collectOutputs(await predictSquad(model, tokenizer, data.examples, {windows, decode, batchSize: flags['batch-size']}))
       const files: [string, unknown][] = [['predictions.json', out.predictions], ['nbest_predictions.json', out.nbest]]
       if (out.nullOdds) files.push(['null_odds.json', out.nullOdds])
-      await writeFilesAtomically(flags.output, files.map(([name, value]) => ({name, write: (p: string) => writeJson(p, value)})))
+      await writeFilesInto(flags.output, files.map(([name, value]) => ({name, write: (p: string) => writeJson(p, value)})), {manifest: false})
     } finally {
       model.dispose()
     }

@@ -1,5 +1,5 @@
 import {createHash} from 'node:crypto'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import type {Header, VocabInfo} from '../stream/header.js'
@@ -9,6 +9,7 @@ import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import {writeMasked, type BlockRecord} from './mask-io.js'
 import type {Rng} from './rng.js'
 import type {Unigram} from './unigram.js'
+import {readWholeSync} from '../util/read-whole.js'
 
 /** Tokens read before the first block is masked, to estimate the unigram distribution. */
 export const UNIGRAM_PREFIX = 1_000_000
@@ -42,7 +43,7 @@ function vocabBesideStream(info: VocabInfo | null, source: string): string {
   if (existsSync(named) || source === 'stdin') return named
   const beside = join(dirname(source), basename(named))
   if (!existsSync(beside)) throw new SpanError(`${named}: vocabulary file not found (named by the header of ${source}; nor beside it): give --vocab FILE`)
-  if (info?.sha256 && createHash('sha256').update(readFileSync(beside)).digest('hex') !== info.sha256) {
+  if (info?.sha256 && createHash('sha256').update(readWholeSync(beside, 'vocabulary')).digest('hex') !== info.sha256) {
     throw new SpanError(`${named}: vocabulary file not found, and ${beside} has another SHA-256 than the header's: give --vocab FILE`)
   }
   return beside

@@ -7,6 +7,7 @@ import {errorAt} from '../util/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 import {DECISIONS, type Decision} from './mask.js'
 import {checkIds, checkSegments, parseDoc} from './records.js'
+import {shownValue} from '../util/json-value.js'
 
 /** A masked example record; positions index `ids`, span ends inclusive. */
 export interface MaskedExample {
@@ -69,7 +70,7 @@ function parseTargets(raw: unknown, n: number, vocabSize: number | null, bad: Ba
     if (!Array.isArray(t) || t.length !== 2) throw bad(`targets[${i}] must be a [position, original_id] pair`)
     checkPosition(t[0], n, `targets[${i}][0]`, bad)
     const id = t[1] as unknown
-    if (!Number.isInteger(id) || (id as number) < 0) throw bad(`targets[${i}][1] = ${JSON.stringify(id)} is not a token id`)
+    if (!Number.isInteger(id) || (id as number) < 0) throw bad(`targets[${i}][1] = ${shownValue(id)} is not a token id`)
     if (vocabSize !== null && (id as number) >= vocabSize) throw bad(`targets[${i}][1] = ${String(id)} is outside the vocabulary (size ${vocabSize})`)
     return [t[0], t[1]] as [number, number]
   })

@@ -1,5 +1,6 @@
 import {errorAt} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
+import {shownValue} from '../util/json-value.js'
 
 /** Token record (docs/formats.md#token-records): one per input line. */
 export interface TokenRecord {
@@ -13,7 +14,7 @@ export function checkIds(ids: unknown, field: string, vocabSize: number | null, 
   if (!Array.isArray(ids)) throw errorAt(source, line, `field "${field}" must be an array of token ids`)
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]
-    if (!Number.isInteger(id) || id < 0) throw errorAt(source, line, `${field}[${i}] = ${JSON.stringify(id)} is not a token id`)
+    if (!Number.isInteger(id) || id < 0) throw errorAt(source, line, `${field}[${i}] = ${shownValue(id)} is not a token id`)
     if (vocabSize !== null && id >= vocabSize) {
       throw errorAt(source, line, `${field}[${i}] = ${id} is outside the vocabulary (size ${vocabSize})`)
     }
@@ -25,7 +26,7 @@ export function checkIds(ids: unknown, field: string, vocabSize: number | null, 
 export function checkSegments(seg: unknown, n: number, bad: (msg: string) => Error): number[] {
   if (!Array.isArray(seg) || seg.length !== n) throw bad(`field "segments" must be an array of ${n} segment ids (one per id)`)
   for (let i = 0; i < n; i++) {
-    if (seg[i] !== 0 && seg[i] !== 1) throw bad(`segments[${i}] = ${JSON.stringify(seg[i])}: expected 0 or 1`)
+    if (seg[i] !== 0 && seg[i] !== 1) throw bad(`segments[${i}] = ${shownValue(seg[i])}: expected 0 or 1`)
   }
   return seg as number[]
 }

@@ -1,6 +1,7 @@
-import {readFileSync} from 'node:fs'
 import {SpanError, errorAt} from '../stream/errors.js'
 import type {Rng} from './rng.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWholeSync} from '../util/read-whole.js'
 
 /** Tokens counted between two rebuilds of the sampling table (a deterministic schedule). */
 export const REBUILD_EVERY = 1 << 16
@@ -76,9 +77,9 @@ export class Unigram {
 export function readUnigramFile(path: string, vocabSize: number): Float64Array {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
-  } catch {
-    throw new SpanError(`${path}: unigram counts file not found`)
+    text = readTextWholeSync(path, 'unigram')
+  } catch (err) {
+    throw readError(err, path, 'unigram counts file not found')
   }
   const lines = text.split('\n')
   if (lines.at(-1) === '') lines.pop()

@@ -1,6 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {readFile, stat, writeFile} from 'node:fs/promises'
-import {readFileSync} from 'node:fs'
+import {stat, writeFile} from 'node:fs/promises'
 import {type CheckpointFile, writeFilesAtomically} from '../util/atomic.js'
 import {join, resolve} from 'node:path'
 import {Rng} from '../data/rng.js'
@@ -13,6 +12,8 @@ import {loadVocab} from '../text/vocab.js'
 import {resolveVocab} from './vocab-file.js'
 import {readWeights} from './weights.js'
 import {parseJsonText} from '../util/json.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWhole, readWholeSync} from '../util/read-whole.js'
 
 export const CONFIG_FILE = 'config.json'
 export const WEIGHTS_FILE = 'model.safetensors'
@@ -56,7 +57,7 @@ const casedCache = new Map<string, boolean>()
 export function vocabBytes(path: string): Buffer {
   let b = vocabCache.get(path)
   if (!b) {
-    b = readFileSync(path)
+    b = readWholeSync(path, 'vocabulary')
     vocabCache.set(path, b)
   }
   return b
@@ -179,9 +180,9 @@ export async function readConfig(dir: string, objectives?: Objective[]): Promise
   const path = join(dir, CONFIG_FILE)
   let text: string
   try {
-    text = await readFile(path, 'utf-8')
-  } catch {
-    throw new SpanError(`${dir}: not a checkpoint directory (no ${CONFIG_FILE})`)
+    text = await readTextWhole(path, 'config')
+  } catch (err) {
+    throw readError(err, dir, `not a checkpoint directory (no ${CONFIG_FILE})`)
   }
   const json = parseJsonText(text, path) // a truncated config.json: path:line: invalid JSON at column c
   const config = configFromJson(json, path)

@@ -9,7 +9,7 @@
  * [CLS], H..2H−1 see s); with `cls: 'none'` (the reference's run_glue.sh, no --do_concat) s alone.
  */
 import * as tf from '@tensorflow/tfjs'
-import {readFile, writeFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../util/rng.js'
 import {SpanError} from '../stream/errors.js'
@@ -24,6 +24,8 @@ import {type HostTensor, writeSafetensors} from './safetensors.js'
 import {readWeights} from './weights.js'
 import {type SpanFtConfig, type SpanIndex, spanFtForward, spanFtSettings, spanFtSpecs} from './span-ft.js'
 import {parseJsonText} from '../util/json.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWhole} from '../util/read-whole.js'
 
 export const CLASSIFIER = 'classifier'
 
@@ -128,10 +130,10 @@ export async function readConfigJson(dir: string): Promise<{config: BertConfig; 
   const path = join(dir, CONFIG_FILE)
   let text: string
   try {
-    text = await readFile(path, 'utf8')
+    text = await readTextWhole(path, 'config')
   } catch (err) {
-    const code = (err as {code?: string}).code
-    throw new SpanError(code === 'ENOENT' ? `${dir}: not a checkpoint directory (no ${CONFIG_FILE})` : `${path}: ${(err as Error).message}`)
+    if (err instanceof SyntaxError) throw new SpanError(`${path}: ${err.message}`)
+    throw (err as {code?: string}).code === 'ENOENT' ? new SpanError(`${dir}: not a checkpoint directory (no ${CONFIG_FILE})`) : readError(err, path)
   }
   const json = parseJsonText(text, path) as Record<string, unknown>
   return {config: configFromJson(json, path), json}

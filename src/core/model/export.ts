@@ -1,7 +1,8 @@
 import {copyFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
-import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkpointVocab, readConfig, tokenizerFiles, writeFilesAtomically} from './checkpoint.js'
+import {writeFilesInto} from '../util/write-into.js'
+import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkpointVocab, readConfig, tokenizerFiles} from './checkpoint.js'
 import {writeSafetensors} from './safetensors.js'
 import {loadVocab} from '../text/vocab.js'
 import {writeTorchFile} from './torch/torch-save.js'
@@ -13,7 +14,7 @@ export type ExportFormat = 'pytorch' | 'safetensors'
  * A checkpoint directory rewritten in the other weights format, tensors under the same names
  * and in the same dtypes: `pytorch_model.bin` (torch.save's zip format) or `model.safetensors`,
  * with config.json, vocab.txt, tokenizer_config.json and special_tokens_map.json beside it, all
- * or nothing. Returns the number of tensors written.
+ * or nothing (span-manifest.json, written last, lists them). Returns the number of tensors written.
  */
 export async function exportCheckpoint(dir: string, out: string, format: ExportFormat, vocab?: string): Promise<number> {
   const config = await readConfig(dir)
@@ -26,10 +27,11 @@ export async function exportCheckpoint(dir: string, out: string, format: ExportF
     format === 'pytorch'
       ? {name: TORCH_WEIGHTS_FILE, write: (p) => writeTorchFile(p, list)}
       : {name: WEIGHTS_FILE, write: (p) => writeSafetensors(p, list, {format: 'pt'})}
-  await writeFilesAtomically(out, [
-    {name: CONFIG_FILE, write: (p) => copyFile(join(dir, CONFIG_FILE), p)},
+  const files = [
+    {name: CONFIG_FILE, write: (p: string) => copyFile(join(dir, CONFIG_FILE), p)},
     weights,
     ...tokenizerFiles(vocabPath, config.max_position_embeddings),
-  ])
+  ]
+  await writeFilesInto(out, files, {manifest: true}) // into --to: its other files (a checkpoint's state, a user's) stay as they are
   return list.length
 }

@@ -1,5 +1,7 @@
-import {open, readFile} from 'node:fs/promises'
+import {open} from 'node:fs/promises'
 import {SpanError} from '../stream/errors.js'
+import {readError} from '../util/fs-errors.js'
+import {readWhole} from '../util/read-whole.js'
 
 /**
  * The safetensors format (huggingface/safetensors): an 8-byte little-endian header length N,
@@ -110,9 +112,9 @@ function decodeEntry(name: string, entry: unknown, data: Uint8Array, fail: (m: s
 export async function readSafetensors(path: string): Promise<SafetensorsFile> {
   let buf: Buffer
   try {
-    buf = await readFile(path)
+    buf = await readWhole(path, 'weights')
   } catch (err) {
-    throw new SpanError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw readError(err, path)
   }
   return decodeSafetensors(buf, path)
 }

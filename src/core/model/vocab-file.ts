@@ -1,7 +1,8 @@
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {quote} from '../util/errors.js'
+import {readTextWholeSync} from '../util/read-whole.js'
 
 /** BERT's cased WordPiece vocabulary has 28996 entries; SpanBERT's releases use it and ship no vocab.txt (SpanBERT README). */
 const CASED_SIZE = 28996
@@ -21,7 +22,7 @@ export function resolveVocab(dir: string, vocabFlag: string | undefined, vocabSi
         : ` (a vocabulary of ${vocabSize} entries)`
     throw new SpanError(`${quote(dir)}: no vocab.txt; give the model's vocabulary with --vocab FILE${hint}`)
   }
-  const lines = readFileSync(path, 'utf-8').split('\n')
+  const lines = readTextWholeSync(path, 'vocabulary').split('\n')
   const n = lines[lines.length - 1] === '' ? lines.length - 1 : lines.length
   if (n > vocabSize) throw new SpanError(`${path}: ${n} tokens, more than the model's vocab_size ${vocabSize} (not this model's vocabulary)`)
   return path

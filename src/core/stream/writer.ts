@@ -12,6 +12,7 @@ export class LineWriter {
   private parts: string[] = []
   private size = 0
   private failed: Error | null = null
+  private last: Promise<void> = Promise.resolve() // the completion of the latest write(2)
 
   /**
    * With `onFail`, a write error is reported to it once and later output is dropped instead of
@@ -51,8 +52,13 @@ export class LineWriter {
     await this.push(text)
   }
 
+  /**
+   * Flushes, then waits until the last write is done: a stream accepts a small write at once
+   * and reports its error (ENOSPC on a full disk, /dev/full) only later, after exit if not awaited.
+   */
   async end(): Promise<void> {
     await this.flush()
+    await this.last
     if (this.failed) await this.fail()
   }
 
@@ -76,9 +82,17 @@ export class LineWriter {
       return this.fail()
     }
     let ok: boolean
+    let written!: () => void
+    this.last = new Promise<void>((resolve) => (written = resolve))
+    const onWritten = (err?: Error | null) => {
+      // a write after the stream was destroyed (by an earlier error, or a closed pipe) is not a cause of its own
+      if (err) this.failed ??= isPipeClosed(err) || (err as {code?: string}).code === 'ERR_STREAM_DESTROYED' ? new PipeClosed() : err
+      written()
+    }
     try {
-      ok = this.out.write(chunk)
+      ok = this.out.write(chunk, 'utf8', onWritten) // three arguments: a stub of write (oclif's runCommand) calls only a third-argument callback
     } catch (err) {
+      written()
       this.failed ??= isPipeClosed(err) ? new PipeClosed() : (err as Error) // stdout on a file writes synchronously
       return this.fail()
     }

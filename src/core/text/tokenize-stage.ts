@@ -5,6 +5,7 @@ import type {LineWriter} from '../stream/writer.js'
 import {IdSpool} from './long-line.js'
 import {CHUNK, TokenRecordWriter} from './token-records.js'
 import type {WordPieceTokenizer} from './tokenizer.js'
+import {setFlagsFromString} from 'node:v8'
 
 /**
  * Document numbers for raw text (docs/algorithms.md#documents): starting at 0, the counter goes up once per
@@ -36,15 +37,33 @@ export class DocCounter {
   }
 }
 
-/** `--doc-start` as a RegExp, or a one-line error. */
+/**
+ * `--doc-start` as a RegExp run by V8's linear-time engine (the `l` flag: no backtracking, so a
+ * pattern such as `^(a+)+$` costs time linear in the line instead of exponential; issue 25,
+ * cause 6), or a one-line error. That engine has no backreferences or lookarounds: a pattern
+ * that needs them is refused by name rather than run with backtracking.
+ */
 export function docStartPattern(source: string | undefined): RegExp | null {
   if (source === undefined) return null
   try {
-    return new RegExp(source)
+    new RegExp(source) // its syntax, with the message the usual engine gives
   } catch (err) {
     throw new UsageError(`--doc-start: ${(err as Error).message}`)
   }
+  try {
+    return new RegExp(source, linearFlag())
+  } catch {
+    throw new UsageError(`--doc-start: ${JSON.stringify(source)} needs backtracking (a backreference or lookaround), which could take exponential time on a line; write it without`)
+  }
 }
+
+/** The `l` flag, once V8's linear-time engine is enabled (a V8 flag, set before the first such RegExp). */
+function linearFlag(): string {
+  if (!linearEnabled) setFlagsFromString('--enable-experimental-regexp-engine')
+  linearEnabled = true
+  return 'l'
+}
+let linearEnabled = false
 
 export interface TokenizeOptions {
   tokens: boolean // add "tokens":[...] to each record

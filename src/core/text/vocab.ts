@@ -1,9 +1,10 @@
 import {createHash} from 'node:crypto'
-import {existsSync, readFileSync, statSync} from 'node:fs'
+import {existsSync, statSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {SpanError} from '../stream/errors.js'
 import type {SpecialIds, VocabInfo} from '../stream/header.js'
+import {readTextWholeSync, readWholeSync} from '../util/read-whole.js'
 
 export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'] as const
 
@@ -26,7 +27,7 @@ export interface Vocab {
 export function loadVocab(path: string): Vocab {
   if (!existsSync(path)) throw new SpanError(`${path}: vocabulary file not found`)
   if (statSync(path).isDirectory()) throw new SpanError(`${path}: is a directory (EISDIR); give the vocabulary file`)
-  const bytes = readFileSync(path)
+  const bytes = readWholeSync(path, 'vocabulary')
   const text = bytes.toString('utf8')
   const tokens = text.split('\n')
   if (tokens.at(-1) === '') tokens.pop()
@@ -56,9 +57,10 @@ function casedFlag(path: string, tokens: string[]): boolean {
   const cfg = join(dirname(path), 'tokenizer_config.json')
   if (existsSync(cfg)) {
     try {
-      const lower = JSON.parse(readFileSync(cfg, 'utf8')).do_lower_case
+      const lower = JSON.parse(readTextWholeSync(cfg, 'config')).do_lower_case
       if (typeof lower === 'boolean') return !lower
-    } catch {
+    } catch (err) {
+      if (err instanceof SpanError) throw err
       throw new SpanError(`${cfg}: invalid JSON`)
     }
   }

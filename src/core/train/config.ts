@@ -1,10 +1,11 @@
-import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
 import {SpanError, UsageError} from '../stream/errors.js'
 import {parseJsonText} from '../util/json.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWholeSync} from '../util/read-whole.js'
 
 /** The resolved config saved beside every pre-training checkpoint. */
 export const TRAIN_CONFIG_FILE = 'train_config.json'
@@ -74,9 +75,9 @@ export type TrainConfigValues = Partial<Record<keyof TrainConfig, unknown>>
 export function readConfigFile(path: string): TrainConfigValues {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
-  } catch {
-    throw new SpanError(`${path}: config file not found`)
+    text = readTextWholeSync(path, 'config')
+  } catch (err) {
+    throw readError(err, path, 'config file not found')
   }
   const json = parseJsonText(text, path)
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object of flag names`)

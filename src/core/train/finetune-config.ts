@@ -1,8 +1,10 @@
-import {readFile, writeFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {type CheckpointFile, SPECIAL_TOKENS, SPECIAL_TOKENS_MAP} from '../model/checkpoint.js'
 import {SpanError} from '../stream/errors.js'
 import {parseJsonText} from '../util/json.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWhole} from '../util/read-whole.js'
 
 export const FINETUNE_CONFIG_FILE = 'finetune_config.json'
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json'
@@ -74,9 +76,10 @@ export async function readFinetuneConfig(dir: string): Promise<Record<string, un
   const path = join(dir, FINETUNE_CONFIG_FILE)
   let text: string
   try {
-    text = await readFile(path, 'utf8')
-  } catch {
-    return {}
+    text = await readTextWhole(path, 'config')
+  } catch (err) {
+    if ((err as {code?: string}).code === 'ENOENT') return {} // a model not fine-tuned by span
+    throw readError(err, path)
   }
   const json = parseJsonText(text, path)
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: not a JSON object`)

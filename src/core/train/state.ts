@@ -1,10 +1,12 @@
 import * as tf from '@tensorflow/tfjs'
-import {readFile, stat, writeFile} from 'node:fs/promises'
+import {stat, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import type {CheckpointFile} from '../model/checkpoint.js'
 import {type HostTensor, f32Tensor, readSafetensors, toFloat32, writeSafetensors} from '../model/safetensors.js'
 import {SpanError} from '../stream/errors.js'
 import type {AdamW} from './optim.js'
+import {readError} from '../util/fs-errors.js'
+import {readTextWhole} from '../util/read-whole.js'
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors'
 export const TRAINER_STATE_FILE = 'trainer_state.json'
@@ -42,8 +44,8 @@ export async function loadTrainingState(dir: string, opt: AdamW): Promise<Record
   }
   opt.load(step, m, v)
   try {
-    return JSON.parse(await readFile(statePath, 'utf-8')) as Record<string, unknown>
+    return JSON.parse(await readTextWhole(statePath, 'config')) as Record<string, unknown>
   } catch (err) {
-    throw new SpanError(`${statePath}: ${(err as Error).message}`)
+    throw err instanceof SyntaxError ? new SpanError(`${statePath}: ${err.message}`) : readError(err, statePath)
   }
 }

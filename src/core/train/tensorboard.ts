@@ -1,8 +1,9 @@
-import {open, readFile, type FileHandle} from 'node:fs/promises'
+import {open, type FileHandle} from 'node:fs/promises'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {makeDirs} from '../util/dirs.js'
 import {ProtoWriter, RecordError, decodeFields, frameRecord, readRecords} from './tfrecord.js'
+import {readWhole} from '../util/read-whole.js'
 
 /**
  * TensorBoard event files: TFRecords of `tensorflow.Event` protobufs
@@ -137,7 +138,7 @@ export class EventFileError extends Error {
 
 /** Every event of a file, each record's two masked CRC-32Cs checked as TensorBoard's reader does. */
 export async function readEvents(path: string): Promise<TbEvent[]> {
-  const buf = await readFile(path)
+  const buf = await readWhole(path, 'events')
   const out: TbEvent[] = []
   let n = 0
   try {

@@ -4,6 +4,7 @@ import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:
 import {basename, dirname, isAbsolute, join, relative, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {makeDirs} from './dirs.js'
+import {fsError} from './fs-errors.js'
 
 /** A file of a checkpoint, written by `write` to the temporary path it is given. */
 export interface CheckpointFile {
@@ -59,6 +60,9 @@ export async function sha256Of(path: string): Promise<string> {
   return h.digest('hex')
 }
 
+/** span-manifest.json's text for files of these sizes and SHA-256 sums. */
+export const manifestText = (files: Record<string, {size: number; sha256: string}>): string => JSON.stringify({format: MANIFEST_FORMAT, files}, null, 2) + '\n'
+
 const exists = (p: string) =>
   stat(p).then(
     () => true,
@@ -85,11 +89,11 @@ export async function writeFilesAtomically(dir: string, files: CheckpointFile[])
     const manifest: Record<string, {size: number; sha256: string}> = {}
     for (const f of files) {
       const p = join(tmp, f.name)
-      await f.write(p)
+      await f.write(p).catch((err) => Promise.reject(fsError(err, join(dir, f.name)))) // a file handle's ENOSPC names no path
       await fsyncPath(p)
       manifest[f.name] = {size: (await stat(p)).size, sha256: await sha256Of(p)}
     }
-    await writeFile(join(tmp, MANIFEST_FILE), JSON.stringify({format: MANIFEST_FORMAT, files: manifest}, null, 2) + '\n')
+    await writeFile(join(tmp, MANIFEST_FILE), manifestText(manifest))
     await fsyncPath(join(tmp, MANIFEST_FILE))
     await fsyncPath(tmp)
   } catch (err) {

@@ -87,3 +87,14 @@ export function metricsLoss(log: (line: string) => void, out: string) {
     },
   }
 }
+
+/**
+ * The error of reading `path`: a SpanError as it is (a bound passed), ENOENT as `PATH: notFound`,
+ * anything else as `PATH: reason (CODE)`: a permission error is never reported as "not found"
+ * (issue 25, cause 11).
+ */
+export function readError(err: unknown, path: string, notFound = 'file not found'): SpanError {
+  if (err instanceof SpanError) return err
+  if ((err as {code?: string} | null)?.code === 'ENOENT') return new SpanError(`${path}: ${notFound}`)
+  return new SpanError(isErrno(err) ? describeFsError(err as ErrnoError, path) : `${path}: ${(err as Error).message}`)
+}

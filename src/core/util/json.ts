@@ -3,14 +3,14 @@
  * finetune_config.json, --config) with one-line errors that name the file and, for syntax
  * errors, the line and column (JSON.parse does not always say, and may echo the input).
  */
-import {readFileSync} from 'node:fs'
+import {type FileKind, readWholeSync} from './read-whole.js'
 import {decodeWhole, errorAt, errorIn, SpanError} from './errors.js'
 import {readStdinSync} from './stdin.js'
 
 /** A whole UTF-8 file (`-`: stdin); a missing or unreadable one is a SpanError naming it. */
-export function readTextFile(path: string): string {
+export function readTextFile(path: string, kind: FileKind = 'task'): string {
   try {
-    return decodeWhole(path === '-' ? readStdinSync() : readFileSync(path), path)
+    return decodeWhole(path === '-' ? readStdinSync(kind) : readWholeSync(path, kind), path)
   } catch (err) {
     if (err instanceof SpanError) throw err
     const code = (err as {code?: string}).code

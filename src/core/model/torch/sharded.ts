@@ -1,8 +1,9 @@
-import {readFile} from 'node:fs/promises'
 import {dirname, join} from 'node:path'
 import {SpanError} from '../../stream/errors.js'
 import {type HostTensor, readSafetensors} from '../safetensors.js'
 import {readTorchFile} from './torch-load.js'
+import {readError} from '../../util/fs-errors.js'
+import {readTextWhole} from '../../util/read-whole.js'
 
 /** One weights file of either format, by its name. */
 export async function readWeightsFile(path: string): Promise<Map<string, HostTensor>> {
@@ -17,9 +18,9 @@ export async function readWeightsFile(path: string): Promise<Map<string, HostTen
 export async function readSharded(indexPath: string): Promise<Map<string, HostTensor>> {
   let map: Record<string, unknown>
   try {
-    map = (JSON.parse(await readFile(indexPath, 'utf-8')) as {weight_map?: Record<string, unknown>}).weight_map ?? {}
+    map = (JSON.parse(await readTextWhole(indexPath, 'config')) as {weight_map?: Record<string, unknown>}).weight_map ?? {}
   } catch (err) {
-    throw new SpanError(`${indexPath}: ${(err as Error).message}`)
+    throw err instanceof SyntaxError ? new SpanError(`${indexPath}: ${err.message}`) : readError(err, indexPath)
   }
   const byShard = new Map<string, string[]>()
   for (const [name, shard] of Object.entries(map)) {

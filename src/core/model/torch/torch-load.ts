@@ -1,8 +1,9 @@
-import {readFile} from 'node:fs/promises'
 import {SpanError} from '../../stream/errors.js'
 import type {HostTensor} from '../safetensors.js'
 import {type PickledStorage, type PickledTensor, STORAGE_DTYPES, type TorchDtype, unpickle} from './pickle.js'
 import {isZip, readZipDirectory, zipEntryData} from './zip.js'
+import {readError} from '../../util/fs-errors.js'
+import {readWhole} from '../../util/read-whole.js'
 
 /**
  * `pytorch_model.bin` without Python: both torch.save formats (torch/serialization.py,
@@ -18,9 +19,9 @@ const LEGACY_MAGIC = 0x1950a86a20f9469cfc6cn
 export async function readTorchFile(path: string): Promise<Map<string, HostTensor>> {
   let buf: Buffer
   try {
-    buf = await readFile(path)
+    buf = await readWhole(path, 'weights')
   } catch (err) {
-    throw new SpanError(`${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+    throw readError(err, path)
   }
   return decodeTorch(buf, path)
 }
@@ -125,6 +126,13 @@ function stateDict(obj: unknown, storage: (s: PickledStorage) => Uint8Array, sou
   return out
 }
 
+/**
+ * The most elements a view may have beyond its storage's (a stride-0 expansion, such as BERT's
+ * position_ids = arange(512).expand(1, -1), or overlapping strides): copied out, a 6 MB file of
+ * one byte expanded to 40000×40000 would be 1.6 GB and 1.6e9 steps (issue 25, cause 6).
+ */
+export const MAX_EXPANDED = 2 ** 24
+
 /** A contiguous copy of the view (offset, size, stride) into its storage, after checking it fits. */
 export function materialise(name: string, t: PickledTensor, data: Uint8Array, source: string): HostTensor {
   const item = ITEM_SIZE[t.storage.dtype]
@@ -137,6 +145,11 @@ export function materialise(name: string, t: PickledTensor, data: Uint8Array, so
   if (last > t.storage.numel) {
     throw new SpanError(
       `${source}: tensor "${name}": shape [${t.size.join(', ')}] at offset ${t.offset} does not fit its storage of ${t.storage.numel} elements`,
+    )
+  }
+  if (n > t.storage.numel && n > MAX_EXPANDED) {
+    throw new SpanError(
+      `${source}: tensor "${name}": a view of ${n} elements (shape [${t.size.join(', ')}], stride [${t.stride.join(', ')}]) over a storage of ${t.storage.numel}: an expansion past ${MAX_EXPANDED} elements is refused (span copies views out)`,
     )
   }
   const base = t.storage.viewOffset * item

@@ -10,7 +10,7 @@ export interface Accuracy {
 
 /** One predicted label per line, as many as `gold`, each one of `labels` (else one source:line error). */
 export function readLabelLines(gold: readonly string[], predPath: string, labels: readonly string[], goldPath: string): string[] {
-  const pred = readTextLines(predPath).map((l) => l.trim())
+  const pred = readTextLines(predPath, 'predictions').map((l) => l.trim())
   if (pred.length !== gold.length)
     throw errorIn(predPath, `${pred.length} predictions for ${gold.length} labelled examples in ${goldPath} (one per line, in order)`)
   const bad = pred.findIndex((p) => !labels.includes(p))

@@ -4,10 +4,11 @@
  * Each record keeps the line it starts on, so errors can say `source:line: message`.
  */
 import {gunzipSync} from 'node:zlib'
-import {readFileSync} from 'node:fs'
-import {decodeWhole, errorAt, errorIn} from '../../util/errors.js'
+import {SpanError, decodeWhole, errorAt, errorIn} from '../../util/errors.js'
+import {type FileKind, LIMITS, readWholeSync, tooLarge} from '../../util/read-whole.js'
 import {readStdinSync} from '../../util/stdin.js'
 import {parseJsonText} from '../squad/json.js'
+import {shownValue} from '../../util/json-value.js'
 
 export interface JsonRecord {
   value: unknown
@@ -15,18 +16,20 @@ export interface JsonRecord {
 }
 
 /** A whole file as text (`-`: stdin); gzip (by its magic bytes) is inflated; a BOM is dropped. */
-export function readTaskText(path: string): string {
+export function readTaskText(path: string, kind: FileKind = 'task'): string {
   let bytes: Buffer
   try {
-    bytes = path === '-' ? readStdinSync() : readFileSync(path)
+    bytes = path === '-' ? readStdinSync(kind) : readWholeSync(path, kind)
   } catch (err) {
+    if (err instanceof SpanError) throw err
     const code = (err as {code?: string}).code
     throw errorIn(path, `${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : `cannot read (${code})`}`)
   }
   if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
-      bytes = gunzipSync(bytes)
-    } catch {
+      bytes = gunzipSync(bytes, {maxOutputLength: LIMITS[kind]}) // a gzip bomb stops at the bound
+    } catch (err) {
+      if ((err as {code?: string}).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(path, kind)
       throw errorIn(path, `corrupt gzip data`)
     }
   }
@@ -116,7 +119,7 @@ export function asObject(r: JsonRecord, source: string): Record<string, unknown>
 export function stringField(o: Record<string, unknown>, key: string, source: string, line: number): string {
   const v = o[key]
   if (v === undefined) throw errorAt(source, line, `missing field "${key}"`)
-  if (typeof v !== 'string') throw errorAt(source, line, `field "${key}" must be a string, got ${JSON.stringify(v)}`)
+  if (typeof v !== 'string') throw errorAt(source, line, `field "${key}" must be a string, got ${shownValue(v)}`)
   return v
 }
 
@@ -124,14 +127,13 @@ export function stringField(o: Record<string, unknown>, key: string, source: str
 export function indexField(o: Record<string, unknown>, key: string, source: string, line: number): number {
   const v = o[key]
   if (v === undefined) throw errorAt(source, line, `missing field "${key}"`)
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-    throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${JSON.stringify(v)}`)
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw errorAt(source, line, `field "${key}" must be a non-negative integer, got ${shownValue(v)}`)
   return v
 }
 
 /** The lines of a plain-text file (no trailing empty line), e.g. one label per line. */
-export function readTextLines(path: string): string[] {
-  const lines = readTaskText(path)
+export function readTextLines(path: string, kind: FileKind = 'task'): string[] {
+  const lines = readTaskText(path, kind)
     .split('\n')
     .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()

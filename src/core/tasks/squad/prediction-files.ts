@@ -7,7 +7,7 @@ import {objectKeysInFileOrder, parseJsonText, readTextFile} from './json.js'
 
 /** A JSON file holding one object, with its keys in file order. */
 function readObjectFile(path: string, what: string): {obj: Record<string, unknown>; keys: string[]} {
-  const text = readTextFile(path)
+  const text = readTextFile(path, 'predictions')
   const json = parseJsonText(text, path)
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw errorIn(path, `${what} must be one JSON object {"question id": ...}`)
   return {obj: json as Record<string, unknown>, keys: objectKeysInFileOrder(text.replace(/^\ufeff/, ''))}

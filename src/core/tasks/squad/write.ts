@@ -5,6 +5,7 @@
  */
 import {rename, rm, writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
+import {fsyncPath} from '../../util/atomic.js'
 import {outputTarget} from '../../util/target.js'
 import type {NbestEntry, QuestionPrediction} from './decode.js'
 
@@ -14,7 +15,9 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
   const tmp = target.direct ? null : target.tmp
   try {
     await writeFile(tmp ?? target.path, JSON.stringify(value, null, 4) + '\n')
-    if (tmp) await rename(tmp, target.path)
+    if (!tmp) return
+    await fsyncPath(tmp) // whole on disk before it takes the name
+    await rename(tmp, target.path)
   } catch (err) {
     if (tmp) await rm(tmp, {force: true})
     throw err

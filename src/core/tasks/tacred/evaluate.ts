@@ -17,7 +17,7 @@ export function goldRelations(path: string): string[] {
 
 /** One predicted label per line, as many as the gold labels, none empty. */
 export function readRelationPredictions(gold: readonly string[], predPath: string, goldPath: string): string[] {
-  const pred = readTextLines(predPath)
+  const pred = readTextLines(predPath, 'predictions')
   if (gold.length !== pred.length)
     throw errorIn(predPath, `${pred.length} predictions for ${gold.length} gold examples in ${goldPath} (one label per line, in order)`)
   const empty = pred.findIndex((p) => p.trim() === '')
