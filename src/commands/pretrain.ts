@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {basename, dirname} from 'node:path'
 import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {PRESETS} from '../core/model/config.js'
@@ -10,7 +9,7 @@ import {recoverSaves} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
-import {resumeDir} from '../core/train/run-dir.js'
+import {modelDir, openRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
 import {signalExitCode} from '../core/train/signals.js'
 import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
@@ -79,14 +78,14 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
     if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
-    const out = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
-    if (!out) throw new SpanError('give --out DIR: where checkpoints go')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
+    if (flags.init) flags.init = modelDir(flags.init, log) // a run directory: its best/, else its newest checkpoint
+    const run = await openRunDir({out: flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined), kind: 'pretrain', resume: Boolean(flags.resume), init: flags.init ?? null, log})
+    const {out} = run
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
     const writer = launchRank() === 0 // data-parallel: rank 0 alone locks, repairs and writes --out and -o
-    const locked = writer ? this.withLockedDir.bind(this) : (_d: string, _l: unknown, body: () => Promise<void>) => body()
-    await locked(out, log, async () => {
+    try {
       if (writer) for (const note of await recoverSaves(out, flags.resume)) log(note) // a save killed midway
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const config = {...resolvePretrainConfig(args.file, flags, resume), out}
@@ -94,13 +93,10 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
       await this.withOutput(writer ? flags.output : '-', async (w) => {
         signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
-    })
+    } finally {
+      run.release()
+    }
     metrics.check()
     if (signal) process.exitCode = signalExitCode(signal, launchRank()) // checkpointed, but not finished
   }
-}
-
-/** The run directory of a --resume: the parent of a checkpoint-STEP/, else the directory itself. */
-function runDirOf(dir: string): string {
-  return /^checkpoint-\d+$/.test(basename(dir)) ? dirname(dir) : dir
 }

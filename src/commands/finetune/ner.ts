@@ -7,7 +7,7 @@ import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {tokenSpanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
@@ -29,7 +29,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
   static override examples = ['span finetune ner --init ckpt --train eng.train --dev eng.testa --out ner-run']
   static override flags = {
     ...finetuneFlags({lr: 5e-5, maxLen: 128, minLen: 8, unit: 'window'}),
-    train: Flags.string({description: 'training CoNLL file', required: true}),
+    train: Flags.string({description: 'training CoNLL file'}),
     dev: Flags.string({description: 'dev CoNLL file (eng.testa), scored at each evaluation'}),
     scheme: Flags.string({description: 'tag scheme of the files (default: detected from --train)', options: ['iob1', 'iob2']}),
     stride: Flags.integer({description: 'sub-tokens a window moves over a long sentence', default: 64, min: 1}),
@@ -37,10 +37,9 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneNer)
+    const {flags, lock} = await openRun(await this.parse(FinetuneNer), FinetuneNer.flags, 'ner', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const seg = flags.segmentation as 'dict' | 'random'
     if (seg !== 'dict' && !flags['span-ft']) throw new SpanError('--segmentation is for --span-ft', 2)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null

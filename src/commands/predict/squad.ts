@@ -41,7 +41,7 @@ only when all are done.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictSquad)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'squad')
     const data = readSquadFile(flags.data)
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
     const nullThreshold = threshold(flags['null-threshold'], flags['eval-metric'], saved)

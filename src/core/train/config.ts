@@ -1,5 +1,5 @@
 import {readFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {join, resolve} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
@@ -149,7 +149,17 @@ export function resolvePretrainConfig(file: string | undefined, flags: Record<st
   if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
   layers.push({name: 'flags', values: given})
   if (resumeDir) checkResumable(layers, resumeDir)
-  return resolveConfig(layers)
+  return absolutePaths(resolveConfig(layers))
+}
+
+/**
+ * The run's input paths made absolute (against the working directory), so that the saved
+ * config serves `--resume` from anywhere; an older run's relative ones are read as they were.
+ */
+function absolutePaths(c: TrainConfig): TrainConfig {
+  if (c.input !== '-' && c.input !== '') c.input = resolve(c.input)
+  for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null) c[k] = resolve(c[k])
+  return c
 }
 
 function savedTrainConfig(dir: string): TrainConfigValues {
