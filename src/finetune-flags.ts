@@ -176,10 +176,9 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
   const f = parsed.flags as Record<string, unknown>
   const resume = f.resume === undefined ? null : String(f.resume)
   if (!resume) for (const k of required) if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
-  const run = await openRunDir({out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out), kind: `finetune-${task}`, resume: resume !== null, init: resume || f.init === undefined ? null : String(f.init), log})
+  const run = await openRunDir({out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out), kind: `finetune-${task}`, resume, init: resume || f.init === undefined ? null : String(f.init), log})
   f.out = run.out
   try {
-    if (launchRank() === 0) for (const note of await recoverRun(run.out)) log(note) // a save killed midway, before --resume picks its checkpoint
     if (resume) {
       const dir = await resumeDir(resume, TRAINER_STATE_FILE)
       const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))

@@ -5,7 +5,6 @@ import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
-import {recoverSaves} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
@@ -79,14 +78,14 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     const {args, flags} = await this.parse(Pretrain)
     if (flags.resume && flags.init) throw new SpanError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)', 2)
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
+    const out0 = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
+    const run = await openRunDir({out: out0, kind: 'pretrain', resume: flags.resume ?? null, init: flags.init ?? null, log})
     if (flags.init) flags.init = modelDir(flags.init, log) // a run directory: its best/, else its newest checkpoint
-    const run = await openRunDir({out: flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined), kind: 'pretrain', resume: Boolean(flags.resume), init: flags.init ?? null, log})
     const {out} = run
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
-    const writer = launchRank() === 0 // data-parallel: rank 0 alone locks, repairs and writes --out and -o
+    const writer = launchRank() === 0 // data-parallel: rank 0 alone writes --out and -o
     try {
-      if (writer) for (const note of await recoverSaves(out, flags.resume)) log(note) // a save killed midway
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const config = {...resolvePretrainConfig(args.file, flags, resume), out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')

@@ -50,8 +50,8 @@ describe('span pretrain', () => {
     const end = (run: string, f: string) => readFileSync(join(tmp, run, 'checkpoint-6', f))
     expect(end('part', 'model.safetensors').equals(end('whole', 'model.safetensors'))).toBe(true)
     expect(end('part', 'optimizer.safetensors').equals(end('whole', 'optimizer.safetensors'))).toBe(true)
-    // --keep 1: the newest checkpoint only, and best/ by evaluation loss, the same in both runs
-    expect(readdirSync(join(tmp, 'part')).sort()).toEqual(['best', 'checkpoint-6'])
+    // --keep 1: the newest checkpoint only, and best/ by evaluation loss, the same in both runs; span-run.json lists the run's own
+    expect(readdirSync(join(tmp, 'part')).sort()).toEqual(['best', 'checkpoint-6', 'span-run.json'])
     expect(readFileSync(join(tmp, 'part', 'best', 'model.safetensors')).equals(readFileSync(join(tmp, 'whole', 'best', 'model.safetensors')))).toBe(true)
   })
 

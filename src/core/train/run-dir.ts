@@ -3,7 +3,7 @@ import {mkdir, readFile, readdir, rename, rm, writeFile} from 'node:fs/promises'
 import {basename, dirname, isAbsolute, join, relative} from 'node:path'
 import {launchEnv, launchRank} from '../dist/launch.js'
 import {SpanError} from '../stream/errors.js'
-import {fsyncPath} from '../util/atomic.js'
+import {fsyncPath, recoverSaves} from '../util/atomic.js'
 import {makeDirs} from '../util/dirs.js'
 import {fsError} from '../util/fs-errors.js'
 import {LOCK_FILE, lockDir, realDir} from '../util/lock.js'
@@ -202,27 +202,36 @@ export interface RunDir {
 /**
  * What every training run does first with its output: --out, or a fresh runs/KIND-…/ named on
  * stderr; checked (checkOutDir); locked (keyed on its real path; the lock's creation checks
- * that it is writable); and, for a new run (no --resume), empty but for that lock, so that a run
- * never trains into another's checkpoints. Under a data-parallel launcher rank 0 alone locks.
+ * that it is writable); repaired of what a save killed midway left there (and in a --resume
+ * directory outside it), before --resume picks its checkpoint; and, for a new run (no
+ * --resume), empty but for its lock, so that a run never trains into another's checkpoints.
+ * Under a data-parallel launcher rank 0 alone locks and repairs.
  */
-export async function openRunDir(o: {out?: string; kind: string; resume: boolean; init: string | null; log: (l: string) => void}): Promise<RunDir> {
+export async function openRunDir(o: {out?: string; kind: string; resume: string | null; init: string | null; log: (l: string) => void}): Promise<RunDir> {
   let out = o.out
-  const writer = launchRank() === 0
   if (out === undefined) {
     if (launchSize() > 1) throw new SpanError('give --out DIR: under a data-parallel launcher every rank must name the same run directory', 2)
     out = await freshRunDir(o.kind)
     o.log(`no --out given: this run goes to ${out}/`)
   } else checkOutDir(out, o.init)
-  if (!writer) return {out, release() {}}
-  const made = o.out === undefined || !existsSync(out)
-  const lock = await lockDir(out, o.log, {removeIfEmpty: made})
-  if (!o.resume) {
-    const other = (await readdir(out)).filter((n) => n !== LOCK_FILE)
-    if (other.length > 0) {
-      lock.release()
-      const shown = other.slice(0, 3).join(', ') + (other.length > 3 ? `, … (${other.length} entries)` : '')
-      throw new SpanError(`${out}: not empty (${shown}); a new run needs a new or empty directory: give another --out (or none, for a fresh one under ${RUNS_DIR}/), or continue the run there with --resume ${out}`)
-    }
+  if (launchRank() !== 0) return {out, release() {}}
+  const lock = await lockDir(out, o.log, {removeIfEmpty: o.out === undefined || !existsSync(out)})
+  try {
+    for (const note of await recoverSaves(out, o.resume)) o.log(note)
+    if (!o.resume) await checkEmpty(out)
+  } catch (err) {
+    lock.release()
+    throw err
   }
   return {out, release: lock.release}
+}
+
+/** A new run's directory holds nothing but its lock. */
+async function checkEmpty(out: string): Promise<void> {
+  const other = (await readdir(out)).filter((n) => n !== LOCK_FILE)
+  if (other.length === 0) return
+  const shown = other.slice(0, 3).join(', ') + (other.length > 3 ? `, … (${other.length} entries)` : '')
+  throw new SpanError(
+    `${out}: not empty (${shown}); a new run needs a new or empty directory: give another --out (or none, for a fresh one under ${RUNS_DIR}/), or continue the run there with --resume ${out}`,
+  )
 }
