@@ -35,7 +35,9 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     vocab: Flags.string({
       description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt",
     }),
-    out: Flags.string({description: 'run directory: best/ and checkpoint-STEP/ go there (default: a new runs/finetune-TASK-YYYYmmdd-HHMMSS/; with --resume, the resumed run\'s)'}),
+    out: Flags.string({
+      description: "run directory: best/ and checkpoint-STEP/ go there (default: a new runs/finetune-TASK-YYYYmmdd-HHMMSS/; with --resume, the resumed run's)",
+    }),
     cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
     'max-len': Flags.integer({description: `max_seq_length: tokens per ${d.unit}`, default: d.maxLen, min: d.minLen}),
@@ -55,7 +57,9 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     'max-train-examples': Flags.integer({description: `train on the first N ${d.unit}s only`, min: 1}),
     'group-by-length': Flags.boolean({description: `batch ${d.unit}s of similar length together (seeded)`}),
     'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 0}),
-    resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly: its saved settings supply every flag not given'}),
+    resume: Flags.string({
+      description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly: its saved settings supply every flag not given',
+    }),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
     dropout: numberFlag("hidden and attention dropout (default: the checkpoint's or preset's, 0.1)", {min: 0, max: 0.999}),
   }
@@ -175,8 +179,16 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
 ): Promise<{flags: F & {[K in R]-?: NonNullable<F[K]>} & {out: string}; lock: {release(): void}}> {
   const f = parsed.flags as Record<string, unknown>
   const resume = f.resume === undefined ? null : String(f.resume)
-  if (!resume) for (const k of required) if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
-  const run = await openRunDir({out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out), kind: `finetune-${task}`, resume, init: resume || f.init === undefined ? null : String(f.init), log})
+  if (!resume)
+    for (const k of required)
+      if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
+  const run = await openRunDir({
+    out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out),
+    kind: `finetune-${task}`,
+    resume,
+    init: resume || f.init === undefined ? null : String(f.init),
+    log,
+  })
   f.out = run.out
   try {
     if (resume) {
@@ -201,11 +213,13 @@ export function settleResumed(f: Record<string, unknown>, typed: Set<string>, sa
     if (NOT_SAVED.has(name) || !(name in saved)) continue
     const was = saved[name]
     if (!typed.has(name)) f[name] = was === null ? undefined : was
-    else if (name === 'train' || name === 'dev') continue // the same data under any name: checked by its SHA-256 (checkResumeData)
+    else if (name === 'train' || name === 'dev')
+      continue // the same data under any name: checked by its SHA-256 (checkResumeData)
     else if (!RUN_CONTROL.has(name) && !sameValue(name, f[name], was)) throw differs(name, f[name], was)
   }
   if (typeof saved.cased === 'boolean') {
-    if ((typed.has('cased') || typed.has('uncased')) && Boolean(f.cased) !== saved.cased) throw differs(f.cased ? 'cased' : 'uncased', true, saved.cased ? 'cased' : 'uncased')
+    if ((typed.has('cased') || typed.has('uncased')) && Boolean(f.cased) !== saved.cased)
+      throw differs(f.cased ? 'cased' : 'uncased', true, saved.cased ? 'cased' : 'uncased')
     ;[f.cased, f.uncased] = [saved.cased, !saved.cased]
   }
   const init = typeof saved.init === 'string' ? saved.init : null
@@ -236,7 +250,9 @@ function checkResumeData(saved: Record<string, unknown>, c: FinetuneSettings, di
     const want = was[k]
     const now = c.data_sha256[k]
     if (typeof want === 'string' && now !== want) {
-      throw new SpanError(`--${k} ${c[k] ?? '(none)'}: not the data the run in ${dir} ${k === 'train' ? 'trained on' : 'scored on'} (sha256 ${now?.slice(0, 12) ?? 'none'}…, the run's ${want.slice(0, 12)}…)`)
+      throw new SpanError(
+        `--${k} ${c[k] ?? '(none)'}: not the data the run in ${dir} ${k === 'train' ? 'trained on' : 'scored on'} (sha256 ${now?.slice(0, 12) ?? 'none'}…, the run's ${want.slice(0, 12)}…)`,
+      )
     }
   }
 }
@@ -255,7 +271,10 @@ export async function lockRun(out: string, log: (l: string) => void): Promise<{r
 /** The flags every `predict TASK` command shares. */
 export function predictFlags(task: string, unit: string) {
   return {
-    model: Flags.string({description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/, else its newest checkpoint-STEP/)`, required: true}),
+    model: Flags.string({
+      description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/, else its newest checkpoint-STEP/)`,
+      required: true,
+    }),
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'the data to predict', required: true}),
     'max-len': Flags.integer({description: `tokens per ${unit} (default: the model's fine-tuning setting)`, min: 4}),

@@ -27,7 +27,11 @@ A checkpoint without the heads --head needs is refused.`
   static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
   static override flags = {
     ...ioFlags,
-    model: Flags.string({description: 'checkpoint directory with the MLM and/or SBO head (span pretrain, SpanBERT); a run directory means its best/, else its newest checkpoint-STEP/', required: true}),
+    model: Flags.string({
+      description:
+        'checkpoint directory with the MLM and/or SBO head (span pretrain, SpanBERT); a run directory means its best/, else its newest checkpoint-STEP/',
+      required: true,
+    }),
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     head: Flags.string({description: 'which head predicts: mlm, sbo, or both (summed log-probabilities)', options: ['mlm', 'sbo', 'both'], default: 'both'}),
     k: Flags.integer({description: 'fillings per span', default: 5, min: 1}),
@@ -41,7 +45,10 @@ A checkpoint without the heads --head needs is refused.`
     const {args, flags} = await this.parse(Fill)
     const src = await openSource(args.file ?? flags.input)
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const {model, vocabPath, initialised} = await loadCheckpoint(modelDir(flags.model, (l) => process.stderr.write(`span fill: ${l}\n`)), {objectives: ['mlm', 'sbo'], vocab: flags.vocab})
+    const {model, vocabPath, initialised} = await loadCheckpoint(
+      modelDir(flags.model, (l) => process.stderr.write(`span fill: ${l}\n`)),
+      {objectives: ['mlm', 'sbo'], vocab: flags.vocab},
+    )
     try {
       checkHeads(initialised, flags.head as FillHead, flags.model)
       const vocab = loadVocab(vocabPath)

@@ -88,11 +88,11 @@ describe('two runs on one --out', () => {
     let firstErr = ''
     first.stderr.on('data', (d) => (firstErr += d))
     const firstExit = new Promise<number | null>((resolve) => first.on('close', resolve))
-    const lock = join(tmp, '.ck-two.lock')
+    const lock = join(out, '.span.lock') // inside the run directory
     for (let i = 0; i < 400 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50))
     const second = await sh(span(`pretrain ${blocks} ${TINY.join(' ')} --max-steps 2 --out ${out}`))
     expect(second.stderr).toMatch(
-      new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*\\.ck-two\\.lock\\); wait for it`),
+      new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*ck-two/\\.span\\.lock\\); wait for it`),
     )
     expect(stderrLines(second.stderr)).toHaveLength(1)
     expect(second.code).toBe(1)
@@ -125,13 +125,13 @@ describe('a fresh run into an --out a killed save left behind', () => {
       const out = join(tmp, `killed-${name}`)
       mkdirSync(join(out, `.checkpoint-2.tmp-${dead}`), {recursive: true})
       writeFileSync(join(out, `.checkpoint-2.tmp-${dead}`, 'model.safetensors'), 'half')
-      writeFileSync(join(tmp, `.killed-${name}.lock`), `${dead}\n`)
+      writeFileSync(join(out, '.span.lock'), `${dead}\n`)
       const r = await sh(span(`${args} --out ${out}`))
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).toMatch(new RegExp(`took over the stale lock .* of pid ${dead} \\(no longer running\\)`))
       expect(r.stderr).toContain(`removed the unfinished ${join(out, `.checkpoint-2.tmp-${dead}`)} of a dead process`)
       expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([])
-      expect(existsSync(join(tmp, `.killed-${name}.lock`))).toBe(false)
+      expect(existsSync(join(out, '.span.lock'))).toBe(false)
     }
   })
 

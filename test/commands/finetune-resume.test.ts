@@ -126,6 +126,8 @@ describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cm
     other[other.indexOf('--batch-size') + 1] = '3'
     const r = span([...other, '--resume', join(tmp, `${_task}-part`), '--out', join(tmp, `${_task}-x`)])
     expect(r.code).toBe(2)
-    expect(r.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/--batch-size 3 differs from the run in .* \(2\); leave it out to continue the run as it was$/)])
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/--batch-size 3 differs from the run in .* \(2\); leave it out to continue the run as it was$/),
+    ])
   })
 })

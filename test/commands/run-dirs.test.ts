@@ -22,7 +22,11 @@ const asRoot = process.getuid?.() === 0
 const setpriv = spawnSync('setpriv', ['--version']).status === 0
 
 const span = (args: string[], cwd = tmp) => runSpan(args, {cwd})
-const lines = (s: string) => s.trimEnd().split('\n').filter((l) => l !== '')
+const lines = (s: string) =>
+  s
+    .trimEnd()
+    .split('\n')
+    .filter((l) => l !== '')
 
 beforeAll(() => {
   chmodSync(tmp, 0o755)
@@ -89,7 +93,11 @@ describe('a new run owns its directory (25.2)', () => {
     const before = readdirSync(pt).sort()
     for (const out of ['pt-link/', './pt', join('pt', 'ft')]) {
       const r = span(['finetune', 'glue', ...GLUE_RUN, '--train', tsv, '--init', 'pt', '--out', out])
-      expect(r.stderr).toMatch(new RegExp(`^span finetune glue: --out ${out.replaceAll('.', '\\.')} and --init pt are the same place \\(.*\\): the run would write over the model it starts from; give another --out\\n$`))
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^span finetune glue: --out ${out.replaceAll('.', '\\.')} and --init pt are the same place \\(.*\\): the run would write over the model it starts from; give another --out\\n$`,
+        ),
+      )
       expect(r.code).toBe(2)
     }
     const pre = span(['pretrain', train, ...TINY, '--init', 'pt-link', '--out', 'pt/'])
@@ -111,7 +119,9 @@ describe('the lock of a run directory (25.3)', () => {
     try {
       for (let i = 0; i < 400 && !existsSync(join(tmp, 'same', '.span.lock')); i++) await new Promise((r) => setTimeout(r, 50))
       const second = span(['pretrain', '--resume', 'alias/', '--max-steps', '2'])
-      expect(second.stderr).toMatch(new RegExp(`^span pretrain: alias/: in use by another span run \\(pid ${first.pid}; lock .*same/\\.span\\.lock\\); wait for it to end`))
+      expect(second.stderr).toMatch(
+        new RegExp(`^span pretrain: alias/: in use by another span run \\(pid ${first.pid}; lock .*same/\\.span\\.lock\\); wait for it to end`),
+      )
       expect(lines(second.stderr)).toHaveLength(1)
       expect(second.code).toBe(1)
     } finally {
@@ -132,13 +142,19 @@ describe('the lock of a run directory (25.3)', () => {
   it.runIf(asRoot && setpriv)("a run directory span cannot write (root's, run as nobody) is refused when the lock is taken, before any training", () => {
     const out = join(tmp, 'roots')
     mkdirSync(out, {mode: 0o755})
-    const p = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'pretrain', train, ...TINY, '--max-steps', '1', '--out', out], {
-      cwd: tmp,
-      env: {...process.env, HOME: tmp},
-      encoding: 'utf8',
-    })
+    const p = spawnSync(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'pretrain', train, ...TINY, '--max-steps', '1', '--out', out],
+      {
+        cwd: tmp,
+        env: {...process.env, HOME: tmp},
+        encoding: 'utf8',
+      },
+    )
     const r = {code: p.status, stderr: p.stderr}
-    expect(r.stderr).toMatch(new RegExp(`^span pretrain: ${out}: permission denied \\(EACCES\\): span writes the run there \\(choose a directory you can write\\)$`, 'm'))
+    expect(r.stderr).toMatch(
+      new RegExp(`^span pretrain: ${out}: permission denied \\(EACCES\\): span writes the run there \\(choose a directory you can write\\)$`, 'm'),
+    )
     expect(r.stderr).not.toMatch(/config:|step/)
     expect(r.code).toBe(1)
   })
@@ -185,12 +201,18 @@ describe('finetune --resume needs no flag again (24.4)', () => {
 
   it('a flag typed again that differs is refused in one line; a default left out is not "given"; data typed again must be the same bytes', () => {
     const epochs = span(['finetune', 'glue', '--resume', out, '--epochs', '3'])
-    expect(epochs.stderr).toBe(`span finetune glue: --epochs 3 differs from the run in ${join(out, 'checkpoint-2')} (2); leave it out to continue the run as it was\n`)
+    expect(epochs.stderr).toBe(
+      `span finetune glue: --epochs 3 differs from the run in ${join(out, 'checkpoint-2')} (2); leave it out to continue the run as it was\n`,
+    )
     expect(epochs.code).toBe(2)
     const other = join(tmp, 'other.tsv')
     writeFileSync(other, readFileSync(tsv, 'utf8').replace('film 0', 'film 9'))
     const data = span(['finetune', 'glue', '--resume', out, '--train', other])
-    expect(lines(data.stderr).at(-1) + '\n').toMatch(new RegExp(`^span finetune glue: --train ${other}: not the data the run in .*checkpoint-2 trained on \\(sha256 [0-9a-f]{12}…, the run's [0-9a-f]{12}…\\)\\n$`))
+    expect(lines(data.stderr).at(-1) + '\n').toMatch(
+      new RegExp(
+        `^span finetune glue: --train ${other}: not the data the run in .*checkpoint-2 trained on \\(sha256 [0-9a-f]{12}…, the run's [0-9a-f]{12}…\\)\\n$`,
+      ),
+    )
     expect(data.code).toBe(1)
   })
 

@@ -60,7 +60,8 @@ export async function ownCheckpoints(out: string): Promise<number[]> {
     m = {}
   }
   const steps = m?.format === RUN_MANIFEST_FORMAT && Array.isArray(m.checkpoints) ? m.checkpoints : null
-  if (!steps || !steps.every((s) => Number.isInteger(s) && s >= 0)) throw new SpanError(`${path}: not a span run manifest (${RUN_MANIFEST_FORMAT}); move it away or restore it`)
+  if (!steps || !steps.every((s) => Number.isInteger(s) && s >= 0))
+    throw new SpanError(`${path}: not a span run manifest (${RUN_MANIFEST_FORMAT}); move it away or restore it`)
   return steps as number[]
 }
 
@@ -181,7 +182,10 @@ export function checkOutDir(out: string, init: string | null): void {
   if (init === null) return
   const ri = realPathOf(init)
   if (inside(real, ri) || inside(ri, real)) {
-    throw new SpanError(`--out ${out} and --init ${init} are the same place (${inside(real, ri) ? real : ri}): the run would write over the model it starts from; give another --out`, 2)
+    throw new SpanError(
+      `--out ${out} and --init ${init} are the same place (${inside(real, ri) ? real : ri}): the run would write over the model it starts from; give another --out`,
+      2,
+    )
   }
 }
 
