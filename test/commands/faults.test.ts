@@ -240,7 +240,9 @@ describe('a kill at every rename of a checkpoint save', () => {
         )
         expect(killed.code).not.toBe(0)
         const resumed = await sh(span(`pretrain --resume ${out}`))
-        if (resumed.code !== 0) {
+        // a kill at a rename of span-run.json after the last checkpoint landed: that run is complete
+        const complete = /the run is at step 4, --max-steps is 4: nothing to train/.test(resumed.stderr)
+        if (resumed.code !== 0 && !complete) {
           const lines = stderrLines(resumed.stderr) // notices of the repair (a dead run's lock, its temporaries), then one error line
           expect(lines.slice(0, -1).every((l) => /^span pretrain: (took over|removed|restored) /.test(l))).toBe(true)
           expect(lines.at(-1)).toMatch(/^span pretrain: \S+: /)

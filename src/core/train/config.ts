@@ -176,7 +176,8 @@ function checkResumable(layers: {name: string; values: TrainConfigValues}[], dir
   for (const {name, values} of layers.slice(1)) {
     for (const k of FIXED_ON_RESUME) {
       if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
-        throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)
+        const msg = `${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`
+        throw new SpanError(msg, name === 'flags' ? 2 : 1) // a flag typed against the run: a usage error; a --config file's content: a data error
       }
     }
   }
