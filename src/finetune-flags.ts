@@ -193,8 +193,11 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
   try {
     if (resume) {
       const dir = await resumeDir(resume, TRAINER_STATE_FILE)
+      if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
       const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
       settleResumed(f, typed, await readFinetuneConfig(dir), dir, Object.keys(defs))
+      const missing = required.find((k) => f[k] === undefined)
+      if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
     }
   } catch (err) {
     run.release()
