@@ -1,4 +1,4 @@
-import {lstatSync, readFileSync, realpathSync, rmdirSync, unlinkSync} from 'node:fs'
+import {lstatSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync} from 'node:fs'
 import {lstat, open, readFile, realpath, rename, stat, unlink, writeFile} from 'node:fs/promises'
 import {dirname, join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
@@ -56,8 +56,24 @@ export async function lockDir(dir: string, log: (line: string) => void, o: {remo
 function lockFsError(err: unknown, dir: string, named = false): unknown {
   if (!isErrno(err)) return err
   const e = err as ErrnoError
+  if (e.code === 'ENOTDIR' && !named) return new SpanError(describeFsError(e, fileOnPath(dir))) // the component that is a file
   const why = e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS' ? ': span writes the run there (choose a directory you can write)' : ''
   return new SpanError(`${describeFsError(e, named || !e.path ? dir : undefined)}${why}`)
+}
+
+/** The first component of `dir` that exists and is not a directory (or `dir` itself). */
+function fileOnPath(dir: string): string {
+  const parts = dir.split('/')
+  for (let i = 1; i <= parts.length; i++) {
+    const p = parts.slice(0, i).join('/')
+    if (p === '') continue
+    try {
+      if (!lstatSync(p).isDirectory() && !statSync(p).isDirectory()) return p
+    } catch {
+      return dir
+    }
+  }
+  return dir
 }
 
 async function create(path: string, dir: string): Promise<boolean> {
