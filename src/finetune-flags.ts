@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
@@ -6,7 +7,6 @@ import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
 import {sha256Of} from './core/util/atomic.js'
-import {resolve} from 'node:path'
 import {setDropout} from './core/train/setup.js'
 import {SpanError} from './core/stream/errors.js'
 import {LineWriter} from './core/stream/writer.js'
@@ -165,10 +165,10 @@ const RUN_CONTROL = new Set(['backend', 'threads', 'log-every', 'eval-every', 'k
 const NOT_SAVED = new Set(['resume', 'stop-at', 'out', 'tensorboard', 'init', 'preset', 'cased', 'uncased'])
 
 /**
- * What every `finetune TASK` does first: a resumed run's saved finetune_config.json supplies
- * every flag the user did not type (a typed one must agree, or is refused in one line); a new run
- * needs `required`; then the run directory (--out, the resumed run's, or a fresh default one) is
- * checked, locked and repaired (openRunDir, lockRun) before --resume picks its checkpoint.
+ * What every `finetune TASK` does first: a new run needs `required`; the run directory (--out,
+ * the resumed run's, or a fresh default one) is checked, locked and repaired (openRunDir) before
+ * --resume picks its checkpoint; then a resumed run's saved finetune_config.json supplies every
+ * flag the user did not type (a typed one must agree, or is refused in one line: settleResumed).
  */
 export async function openRun<F extends Record<string, unknown>, R extends keyof F & string>(
   parsed: Parsed<F>,
