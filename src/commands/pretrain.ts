@@ -39,9 +39,11 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
   static override args = {file: Args.string({description: 'training data file (instead of --input)', ignoreStdin: true})}
   static override flags = {
     ...ioFlags,
-    out: Flags.string({description: 'checkpoint directory (default with --resume: the resumed one)'}),
+    out: Flags.string({description: 'run directory, new or empty (default: a new runs/pretrain-YYYYmmdd-HHMMSS/; with --resume, the resumed one)'}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint directory'}),
-    init: Flags.string({description: 'start from these weights (BERT/SpanBERT: safetensors, pytorch_model.bin, sharded): fresh optimiser and schedule'}),
+    init: Flags.string({
+      description: 'start from these weights (BERT/SpanBERT: safetensors, pytorch_model.bin, sharded; a run directory: its best/, else newest checkpoint): fresh optimiser and schedule',
+    }),
     config: Flags.string({description: 'JSON file of settings keyed by flag names (under the flags given here)'}),
     eval: Flags.string({description: 'held-out file (masked examples or blocks) evaluated every --eval-every steps and at the end'}),
     vocab: Flags.string({description: 'vocabulary of a headerless stream, or of an --init checkpoint without vocab.txt'}),

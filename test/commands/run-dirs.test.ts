@@ -230,8 +230,8 @@ describe('finetune --resume needs no flag again (24.4)', () => {
 
   it('pretrain --resume works from another directory: the saved input path is absolute', () => {
     const cwd = mkdtempSync(join(tmp, 'rel-'))
-    cpSync(train, join(cwd, 'train.ndjson'))
-    expect(span(['pretrain', 'train.ndjson', ...TINY, '--max-steps', '3', '--stop-at', '1', '--out', 'run'], cwd).code).toBe(0)
+    cpSync(train, join(cwd, 'mine.ndjson')) // a name that does not exist where --resume runs
+    expect(span(['pretrain', 'mine.ndjson', ...TINY, '--max-steps', '3', '--stop-at', '1', '--out', 'run'], cwd).code).toBe(0)
     const r = span(['pretrain', '--resume', join(cwd, 'run')])
     expect(r.code, r.stderr).toBe(0)
     expect(readdirSync(join(cwd, 'run'))).toContain('checkpoint-3')
