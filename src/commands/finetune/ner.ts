@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
@@ -48,7 +49,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft']
-      ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
+      ? {'span-ft': true, dict: resolve(flags.dict as string), 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
       : {}
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels, ...sf}
     const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null
