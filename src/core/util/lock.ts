@@ -1,6 +1,6 @@
 import {lstatSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync} from 'node:fs'
 import {lstat, open, readFile, realpath, rename, stat, unlink, writeFile} from 'node:fs/promises'
-import {dirname, join, resolve} from 'node:path'
+import {join, resolve} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {pidAlive} from './atomic.js'
 import {makeDirs} from './dirs.js'
@@ -37,16 +37,25 @@ export const lockPathOf = (dir: string): string => join(realDir(dir), LOCK_FILE)
 export async function lockDir(dir: string, log: (line: string) => void, o: {removeIfEmpty?: boolean} = {}): Promise<DirLock> {
   if ((await stat(dir).catch(() => null))?.isDirectory() === false) throw new SpanError(`${dir}: a file is in the way (EEXIST); give a directory`)
   await makeDirs(dir).catch((err) => Promise.reject(lockFsError(err, dir)))
-  const path = join(await realpath(dir), LOCK_FILE)
+  const real = await realpath(dir)
+  try {
+    return await take(join(real, LOCK_FILE), dir, log, o.removeIfEmpty ? real : null)
+  } catch (err) {
+    if (o.removeIfEmpty) rmdirQuietly(real) // made for this run, which cannot start (a full disk): not left behind
+    throw err
+  }
+}
+
+async function take(path: string, dir: string, log: (line: string) => void, made: string | null): Promise<DirLock> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (await create(path, dir)) return held(path, o.removeIfEmpty ? dirname(path) : null)
+    if (await create(path, dir)) return held(path, made)
     const owner = await ownerOf(path)
     if (owner !== null && pidAlive(owner)) {
       throw new SpanError(`${dir}: in use by another span run (pid ${owner}; lock ${path}); wait for it to end or choose another directory`)
     }
     if (await takeOver(path, dir)) {
       log(`took over the stale lock ${path} of pid ${owner ?? '?'} (no longer running)`)
-      return held(path, o.removeIfEmpty ? dirname(path) : null)
+      return held(path, made)
     }
   }
   throw new SpanError(`${dir}: could not take the lock ${path} (other runs keep taking it)`)
