@@ -276,7 +276,7 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(first.code, first.stderr).toBe(0)
     writeFileSync(join(tmp, 'blocked', 'checkpoint-2'), 'x') // a file where rank 0 saves step 2 (a new run refuses a directory that holds anything: this one resumes)
     const t0 = Date.now()
-    const r = run([...MPI, 'node', bin, 'pretrain', '--resume', join(tmp, 'blocked')], 60_000)
+    const r = run([...MPI, 'node', bin, 'pretrain', '--resume', join(tmp, 'blocked', 'checkpoint-1')], 60_000) // its checkpoint, not the newest name
     expect(Date.now() - t0).toBeLessThan(60_000)
     expect(r.code).not.toBe(0)
     expect(r.stderr).toMatch(/^span pretrain: rank 0 failed: .*blocked\/checkpoint-2: could not save the checkpoint of step 2: .*; ending the job$/m)
