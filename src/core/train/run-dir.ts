@@ -101,14 +101,11 @@ export async function resumeDir(dir: string, stateFile: string): Promise<string>
 /**
  * A model directory given as a run directory means its best/ (a directory with config.json is
  * itself); a run without best/ (pretrain without --eval writes none) means its newest
- * checkpoint-STEP/; `note` is told which. Every command that reads a model goes through it.
+ * checkpoint-STEP/, which `note` is told. Every command that reads a model goes through it.
  */
 export function modelDir(dir: string, note?: (line: string) => void): string {
   if (existsSync(join(dir, 'config.json'))) return dir
-  if (existsSync(join(dir, BEST_DIR, 'config.json'))) {
-    note?.(`${dir} is a run directory: using its ${BEST_DIR}/, ${join(dir, BEST_DIR)}`)
-    return join(dir, BEST_DIR)
-  }
+  if (existsSync(join(dir, BEST_DIR, 'config.json'))) return join(dir, BEST_DIR) // the run's model, as everywhere
   const newest = newestCheckpoint(dir)
   if (newest === null) return dir // not a checkpoint: the caller says so
   note?.(`${dir} has no ${BEST_DIR}/ (a run without dev scoring); using its newest checkpoint, ${newest}`)
