@@ -1,10 +1,12 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
+import {sha256Of} from './core/util/atomic.js'
 import {setDropout} from './core/train/setup.js'
 import {SpanError, UsageError, errorIn} from './core/util/errors.js'
 import {LineWriter} from './core/stream/writer.js'
@@ -15,7 +17,7 @@ import {finetune} from './core/train/finetune-loop.js'
 import {openScalars} from './core/train/metrics.js'
 import {signalExitCode} from './core/train/signals.js'
 import {makeProgress} from './core/train/progress.js'
-import {modelDir, resumeDir} from './core/train/run-dir.js'
+import {modelDir, openRunDir, realPathOf, resumeDir, runDirOf} from './core/train/run-dir.js'
 import {TRAINER_STATE_FILE} from './core/train/state.js'
 import {metricsLoss} from './core/util/fs-errors.js'
 
@@ -34,7 +36,9 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     vocab: Flags.string({
       description: "vocabulary (default: the --init checkpoint's vocab.txt; for --preset the embedded one); needed for checkpoints without vocab.txt",
     }),
-    out: Flags.string({description: 'run directory: best/ and checkpoint-STEP/ go there', required: true}),
+    out: Flags.string({
+      description: "run directory: best/ and checkpoint-STEP/ go there (default: a new runs/finetune-TASK-YYYYmmdd-HHMMSS/; with --resume, the resumed run's)",
+    }),
     cased: Flags.boolean({description: 'keep case and accents (overrides the checkpoint)', exclusive: ['uncased']}),
     uncased: Flags.boolean({description: 'lowercase and strip accents (overrides the checkpoint)', exclusive: ['cased']}),
     'max-len': Flags.integer({description: `max_seq_length: tokens per ${d.unit}`, default: d.maxLen, min: d.minLen}),
@@ -54,7 +58,9 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     'max-train-examples': Flags.integer({description: `train on the first N ${d.unit}s only`, min: 1}),
     'group-by-length': Flags.boolean({description: `batch ${d.unit}s of similar length together (seeded)`}),
     'stop-at': Flags.integer({description: 'end this invocation after this step with a checkpoint (--resume continues it)', min: 1}),
-    resume: Flags.string({description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly'}),
+    resume: Flags.string({
+      description: 'continue the run saved in this checkpoint-STEP/ (or run) directory, exactly: its saved settings supply every flag not given',
+    }),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, dev metrics) here'}),
     dropout: numberFlag("hidden and attention dropout (default: the checkpoint's or preset's, 0.1)", {min: 0, max: 0.999}),
   }
@@ -67,9 +73,9 @@ export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSe
   const g = f as Record<string, never>
   return {
     task,
-    init: f.init ? String(f.init) : f.preset ? `preset:${String(f.preset)}` : `resume:${String(f.resume)}`,
-    train: g.train,
-    dev: g.dev ?? null,
+    init: f.init ? resolve(String(f.init)) : f.preset ? `preset:${String(f.preset)}` : `resume:${String(f.resume)}`,
+    train: resolve(g.train), // absolute: --resume works from any directory
+    dev: g.dev ? resolve(g.dev) : null,
     out: g.out,
     cased,
     'max-len': g['max-len'],
@@ -126,7 +132,12 @@ export async function runLoop<U, B>(
   // An empty training set (a TACRED "[]", a SWAG header without rows) is the file's error, for every task, before --out is touched
   if (a.units.length === 0) throw errorIn(c.train, 'no training examples (an empty list, or a header without rows): nothing to fine-tune on')
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
-  if (src.resume) checkResumeConfig(await readFinetuneConfig(src.resume), c as unknown as Given, src.resume, fixed)
+  c.data_sha256 = {train: await sha256Of(c.train), dev: c.dev ? await sha256Of(c.dev) : null} // saved: a resumed run must read the same data
+  if (src.resume) {
+    const saved = await readFinetuneConfig(src.resume)
+    checkResumeConfig(saved, c as unknown as Given, src.resume, fixed)
+    checkResumeData(saved, c, src.resume)
+  }
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const metrics = metricsLoss(log, String(f.out)) // a full stdout: training goes on to its checkpoint, then exit 1 (as pretrain)
   const out = new LineWriter(stdoutStream(), (err) => metrics.onFail(err))
@@ -147,6 +158,113 @@ export async function runLoop<U, B>(
   metrics.check()
 }
 
+/** The flags of the command as oclif parsed them, with what the user typed (`raw`). */
+interface Parsed<F> {
+  flags: F
+  raw: {type: string; flag?: string}[]
+}
+
+/** Flags a resumed run may change (how it runs, not what it computes); every other saved one is fixed. */
+const RUN_CONTROL = new Set(['backend', 'threads', 'log-every', 'eval-every', 'keep', 'patience'])
+/** Flags that are not settings of the run (never saved, never filled). */
+const NOT_SAVED = new Set(['resume', 'stop-at', 'out', 'tensorboard', 'init', 'preset', 'cased', 'uncased'])
+
+/**
+ * What every `finetune TASK` does first: a new run needs `required`; the run directory (--out,
+ * the resumed run's, or a fresh default one) is checked, locked and repaired (openRunDir) before
+ * --resume picks its checkpoint; then a resumed run's saved finetune_config.json supplies every
+ * flag the user did not type (a typed one must agree, or is refused in one line: settleResumed).
+ */
+export async function openRun<F extends Record<string, unknown>, R extends keyof F & string>(
+  parsed: Parsed<F>,
+  defs: Record<string, unknown>,
+  task: string,
+  log: (l: string) => void,
+  required: R[],
+): Promise<{flags: F & {[K in R]-?: NonNullable<F[K]>} & {out: string}; lock: {release(): void}}> {
+  const f = parsed.flags as Record<string, unknown>
+  const resume = f.resume === undefined ? null : String(f.resume)
+  if (!resume)
+    for (const k of required)
+      if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
+  const run = await openRunDir({
+    out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out),
+    kind: `finetune-${task}`,
+    resume,
+    init: resume || f.init === undefined ? null : String(f.init),
+    log,
+  })
+  f.out = run.out
+  try {
+    if (resume) {
+      const dir = await resumeDir(resume, TRAINER_STATE_FILE)
+      if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
+      const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
+      settleResumed(f, typed, await readFinetuneConfig(dir), dir, Object.keys(defs))
+      const missing = required.find((k) => f[k] === undefined)
+      if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
+    }
+  } catch (err) {
+    run.release()
+    throw err
+  }
+  return {flags: parsed.flags as F & {[K in R]-?: NonNullable<F[K]>} & {out: string}, lock: run}
+}
+
+const REQUIRED_WHY: Record<string, string> = {train: 'the training data', task: 'which task the data is'}
+
+/** The flags of a resumed run: the saved value of every flag not typed; a typed one must agree (run control excepted). */
+export function settleResumed(f: Record<string, unknown>, typed: Set<string>, saved: Record<string, unknown>, dir: string, names: string[]): void {
+  const differs = (name: string, given: unknown, was: unknown) =>
+    new SpanError(`--${name} ${JSON.stringify(given)} differs from the run in ${dir} (${JSON.stringify(was)}); leave it out to continue the run as it was`, 2)
+  for (const name of names) {
+    if (NOT_SAVED.has(name) || !(name in saved)) continue
+    const was = saved[name]
+    if (!typed.has(name)) f[name] = was === null ? undefined : was
+    else if (name === 'train' || name === 'dev')
+      continue // the same data under any name: checked by its SHA-256 (checkResumeData)
+    else if (!RUN_CONTROL.has(name) && !sameValue(name, f[name], was)) throw differs(name, f[name], was)
+  }
+  if (typeof saved.cased === 'boolean') {
+    if ((typed.has('cased') || typed.has('uncased')) && Boolean(f.cased) !== saved.cased)
+      throw differs(f.cased ? 'cased' : 'uncased', true, saved.cased ? 'cased' : 'uncased')
+    ;[f.cased, f.uncased] = [saved.cased, !saved.cased]
+  }
+  const init = typeof saved.init === 'string' ? saved.init : null
+  if (init?.startsWith('preset:')) {
+    if (typed.has('preset') && f.preset !== init.slice(7)) throw differs('preset', f.preset, init.slice(7))
+    if (typed.has('init')) throw differs('init', f.init, init)
+    f.preset = init.slice(7)
+  } else if (init && !init.startsWith('resume:')) {
+    if (typed.has('init') && realPathOf(String(f.init)) !== realPathOf(init)) throw differs('init', f.init, init)
+    if (typed.has('preset')) throw differs('preset', f.preset, init)
+    f.init = init
+  }
+}
+
+/** A typed value against a saved one: equal as JSON, as text ('0' and 0), or as a task name (case and hyphens ignored); paths by their real path. */
+function sameValue(name: string, a: unknown, b: unknown): boolean {
+  if (JSON.stringify(a) === JSON.stringify(b) || (a !== null && b !== null && String(a) === String(b))) return true
+  if (name === 'task') return String(a).toLowerCase().replaceAll(/[-_]/g, '') === String(b).toLowerCase().replaceAll(/[-_]/g, '')
+  if ((name === 'vocab' || name === 'dict') && typeof a === 'string' && typeof b === 'string') return realPathOf(a) === realPathOf(b)
+  return false
+}
+
+/** A resumed run reads the data its run trained on: the SHA-256 of --train (and --dev) against the saved one. */
+function checkResumeData(saved: Record<string, unknown>, c: FinetuneSettings, dir: string): void {
+  const was = saved.data_sha256 as {train?: string; dev?: string | null} | undefined
+  if (!was || typeof was !== 'object' || !c.data_sha256) return // a run saved before span kept it
+  for (const k of ['train', 'dev'] as const) {
+    const want = was[k]
+    const now = c.data_sha256[k]
+    if (typeof want === 'string' && now !== want) {
+      throw new SpanError(
+        `--${k} ${c[k] ?? '(none)'}: not the data the run in ${dir} ${k === 'train' ? 'trained on' : 'scored on'} (sha256 ${now?.slice(0, 12) ?? 'none'}…, the run's ${want.slice(0, 12)}…)`,
+      )
+    }
+  }
+}
+
 /**
  * --out locked against a second writer, and what a run killed mid-save left in it repaired;
  * under a data-parallel launcher rank 0 alone locks (and writes).
@@ -161,7 +279,10 @@ export async function lockRun(out: string, log: (l: string) => void): Promise<{r
 /** The flags every `predict TASK` command shares. */
 export function predictFlags(task: string, unit: string) {
   return {
-    model: Flags.string({description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/)`, required: true}),
+    model: Flags.string({
+      description: `fine-tuned checkpoint directory (span finetune ${task}; a run directory means its best/, else its newest checkpoint-STEP/)`,
+      required: true,
+    }),
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'the data to predict', required: true}),
     'max-len': Flags.integer({description: `tokens per ${unit} (default: the model's fine-tuning setting)`, min: 4}),
@@ -170,9 +291,9 @@ export function predictFlags(task: string, unit: string) {
   }
 }
 
-/** --model as a checkpoint directory (a run directory: its best/) and its finetune_config.json. */
-export async function predictModel(model: string): Promise<{dir: string; saved: Record<string, unknown>}> {
-  const dir = modelDir(model)
+/** --model as a checkpoint directory (a run directory: its best/, else its newest checkpoint-STEP/, said on stderr) and its finetune_config.json. */
+export async function predictModel(model: string, task: string): Promise<{dir: string; saved: Record<string, unknown>}> {
+  const dir = modelDir(model, (l) => process.stderr.write(`span predict ${task}: ${l}\n`))
   if (!(await isCheckpoint(dir))) throw new SpanError(`${model}: not a checkpoint directory (no config.json)`)
   return {dir, saved: await readFinetuneConfig(dir)}
 }

@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import type {SpanFtConfig} from './core/model/span-ft.js'
 import {UsageError} from './core/stream/errors.js'
 import {openSource} from './core/stream/lines.js'
@@ -107,5 +108,5 @@ function runConfig(on: boolean, dict: string | null, sf: SpanFtConfig | null, de
   const keys = sf
     ? {'span-ft-defaults': defaults, 'span-ft-padding': sf.padding, 'span-ft-cls': sf.cls, segmentation: sf.segmentation, 'span-ft-truncation': sf.truncation}
     : {}
-  return {'span-ft': on, dict, 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0, ...keys}
+  return {'span-ft': on, dict: dict === null ? null : resolve(dict), 'max-spans': sf?.max_spans ?? 0, 'max-span-tokens': sf?.max_span_tokens ?? 0, ...keys}
 }

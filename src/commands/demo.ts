@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
-import {mkdir, readFile} from 'node:fs/promises'
-import {basename, resolve} from 'node:path'
+import {existsSync} from 'node:fs'
+import {mkdir, readFile, rm} from 'node:fs/promises'
+import {basename, join, resolve} from 'node:path'
 import {SpanCommand, print} from '../base.js'
 import {describePipeline, runPipeline, type Stage} from '../core/demo/pipeline.js'
 import {DEMO_HELD_OUT, dataStages, demoFiles, pretrainStage, splitHeldOut, squadStages, type DemoFiles, type DemoOptions} from '../core/demo/plan.js'
@@ -8,6 +9,7 @@ import {curvesSection, learnedTable, pretrainRow, resultsTable, squadRow, type D
 import {modelHeldOut, unigramBaseline} from '../core/demo/learned.js'
 import {DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
 import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
+import {RUN_MANIFEST} from '../core/train/run-dir.js'
 
 export default class Demo extends SpanCommand {
   static override summary = 'Run the whole pipeline on the embedded data and show what it made'
@@ -36,6 +38,7 @@ export default class Demo extends SpanCommand {
     const f = demoFiles(resolve(flags.dir))
     const o: DemoOptions = {seed: flags.seed, len: flags.len, steps: flags.steps, epochs: flags['qa-epochs'], backend: flags.backend}
     await mkdir(f.dir, {recursive: true})
+    for (const d of [f.model, f.qaModel]) if (existsSync(join(d, RUN_MANIFEST))) await rm(d, {recursive: true}) // an earlier demo's runs: a new run takes only a new directory
     await this.stage(dataStages(o), f.masked)
     await this.stage([['inspect', f.masked, '--svg', f.spanSvg]])
     const rows: DemoRow[] = []

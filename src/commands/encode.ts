@@ -3,6 +3,7 @@ import {SpanCommand, ioFlags} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
+import {modelDir} from '../core/train/run-dir.js'
 import {type Pooling, parseLayers} from '../core/model/encode.js'
 import {type EncodeItem, type SpanPool, encodeBatch, toEncodeItem} from '../core/model/encode-batch.js'
 import {SpanError, UsageError, openSource, openStage, type Header} from '../core/stream/index.js'
@@ -25,7 +26,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
   static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
   static override flags = {
     ...ioFlags,
-    model: Flags.string({description: 'checkpoint directory (span pretrain, or a Hugging Face BERT: safetensors or pytorch_model.bin)', required: true}),
+    model: Flags.string({description: 'checkpoint directory (span pretrain, or a Hugging Face BERT: safetensors or pytorch_model.bin); a run directory means its best/, else its newest checkpoint-STEP/', required: true}),
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     pool: Flags.string({description: 'none: every token; cls: the [CLS] state; mean: the mean over tokens', options: ['none', 'cls', 'mean'], default: 'none'}),
     spans: Flags.boolean({description: 'one vector per span of each record\'s "spans" field', default: false}),
@@ -42,7 +43,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens', 'blocks'])
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const {model, vocabPath} = await loadCheckpoint(flags.model, {vocab: flags.vocab})
+    const {model, vocabPath} = await loadCheckpoint(modelDir(flags.model, (l) => process.stderr.write(`span encode: ${l}\n`)), {vocab: flags.vocab})
     try {
       const vocab = loadVocab(vocabPath)
       checkVocab(input.header, vocab, vocabPath, src.name)

@@ -4,6 +4,7 @@ import type {BinaryMode} from '../core/stream/bytelines.js'
 import {backendFlags} from '../backend-flags.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
+import {modelDir} from '../core/train/run-dir.js'
 import type {FillHead} from '../core/model/fill.js'
 import {checkHeads, fillReadable, fillRecord, fillText} from '../core/model/fill-stream.js'
 import {UsageError, errorAt, openSource, readLines, readNdjson} from '../core/stream/index.js'
@@ -26,7 +27,11 @@ A checkpoint without the heads --head needs is refused.`
   static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
   static override flags = {
     ...ioFlags,
-    model: Flags.string({description: 'checkpoint directory with the MLM and/or SBO head (span pretrain, SpanBERT)', required: true}),
+    model: Flags.string({
+      description:
+        'checkpoint directory with the MLM and/or SBO head (span pretrain, SpanBERT); a run directory means its best/, else its newest checkpoint-STEP/',
+      required: true,
+    }),
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     head: Flags.string({description: 'which head predicts: mlm, sbo, or both (summed log-probabilities)', options: ['mlm', 'sbo', 'both'], default: 'both'}),
     k: Flags.integer({description: 'fillings per span (at most 1000)', default: 5, min: 1, max: 1000}),
@@ -46,7 +51,10 @@ A checkpoint without the heads --head needs is refused.`
     if (beam < flags.k) throw new UsageError(`--beam ${beam} is narrower than --k ${flags.k}: the beam keeps the --k best fillings, so it must be at least --k`)
     const src = await openSource(args.file ?? flags.input)
     await initBackend(flags.backend as BackendChoice, flags.threads)
-    const {model, vocabPath, initialised} = await loadCheckpoint(flags.model, {objectives: ['mlm', 'sbo'], vocab: flags.vocab})
+    const {model, vocabPath, initialised} = await loadCheckpoint(
+      modelDir(flags.model, (l) => process.stderr.write(`span fill: ${l}\n`)),
+      {objectives: ['mlm', 'sbo'], vocab: flags.vocab},
+    )
     try {
       checkHeads(initialised, flags.head as FillHead, flags.model)
       const vocab = loadVocab(vocabPath)

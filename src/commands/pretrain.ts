@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {basename, dirname} from 'node:path'
 import {SpanCommand, ioFlags, numberFlag} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {batchFlags} from '../batch-flags.js'
@@ -7,11 +6,10 @@ import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError, UsageError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
-import {recoverSaves} from '../core/model/checkpoint.js'
 import {resolvePretrainConfig} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
-import {resumeDir} from '../core/train/run-dir.js'
+import {modelDir, openRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
 import {signalExitCode} from '../core/train/signals.js'
 import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
@@ -43,9 +41,11 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
   static override args = {file: Args.string({description: 'training data file (instead of --input)', ignoreStdin: true})}
   static override flags = {
     ...ioFlags,
-    out: Flags.string({description: 'checkpoint directory (default with --resume: the resumed one)'}),
+    out: Flags.string({description: 'run directory, new or empty (default: a new runs/pretrain-YYYYmmdd-HHMMSS/; with --resume, the resumed one)'}),
     resume: Flags.string({description: 'continue the run saved in this checkpoint directory'}),
-    init: Flags.string({description: 'start from these weights (BERT/SpanBERT: safetensors, pytorch_model.bin, sharded): fresh optimiser and schedule'}),
+    init: Flags.string({
+      description: 'start from these weights (BERT/SpanBERT: safetensors, pytorch_model.bin, sharded; a run directory: its best/, else newest checkpoint): fresh optimiser and schedule',
+    }),
     config: Flags.string({description: 'JSON file of settings keyed by flag names (under the flags given here)'}),
     eval: Flags.string({description: 'held-out file (masked examples or blocks) evaluated every --eval-every steps and at the end'}),
     vocab: Flags.string({description: 'vocabulary of a headerless stream, or of an --init checkpoint without vocab.txt'}),
@@ -81,28 +81,25 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Pretrain)
     if (flags.resume && flags.init) throw new UsageError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)')
-    const out = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
-    if (!out) throw new SpanError('give --out DIR: where checkpoints go')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
+    const out0 = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
+    const run = await openRunDir({out: out0, kind: 'pretrain', resume: flags.resume ?? null, init: flags.init ?? null, log})
+    if (flags.init) flags.init = modelDir(flags.init, log) // a run directory: its best/, else its newest checkpoint
+    const {out} = run
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
-    const writer = launchRank() === 0 // data-parallel: rank 0 alone locks, repairs and writes --out and -o
-    const locked = writer ? this.withLockedDir.bind(this) : (_d: string, _l: unknown, body: () => Promise<void>) => body()
-    await locked(out, log, async () => {
-      if (writer) for (const note of await recoverSaves(out, flags.resume)) log(note) // a save killed midway
+    const writer = launchRank() === 0 // data-parallel: rank 0 alone writes --out and -o
+    try {
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const config = {...resolvePretrainConfig(args.file, flags, resume), out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
       await this.withOutput(writer ? flags.output : '-', async (w) => {
         signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
-    })
+    } finally {
+      run.release()
+    }
     metrics.check()
     if (signal) process.exitCode = signalExitCode(signal, launchRank()) // checkpointed, but not finished
   }
-}
-
-/** The run directory of a --resume: the parent of a checkpoint-STEP/, else the directory itself. */
-function runDirOf(dir: string): string {
-  return /^checkpoint-\d+$/.test(basename(dir)) ? dirname(dir) : dir
 }

@@ -93,11 +93,11 @@ describe('two runs on one --out', () => {
     let firstErr = ''
     first.stderr.on('data', (d) => (firstErr += d))
     const firstExit = new Promise<number | null>((resolve) => first.on('close', resolve))
-    const lock = join(tmp, '.ck-two.lock')
+    const lock = join(out, '.span.lock') // inside the run directory
     for (let i = 0; i < 400 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50))
     const second = await sh(span(`pretrain ${blocks} ${TINY.join(' ')} --max-steps 2 --out ${out}`))
     expect(second.stderr).toMatch(
-      new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*\\.ck-two\\.lock\\); wait for it`),
+      new RegExp(`^span pretrain: .*ck-two: in use by another span run \\(pid ${first.pid}; lock .*ck-two/\\.span\\.lock\\); wait for it`),
     )
     expect(stderrLines(second.stderr)).toHaveLength(1)
     expect(second.code).toBe(1)
@@ -130,13 +130,13 @@ describe('a fresh run into an --out a killed save left behind', () => {
       const out = join(tmp, `killed-${name}`)
       mkdirSync(join(out, `.checkpoint-2.tmp-${dead}`), {recursive: true})
       writeFileSync(join(out, `.checkpoint-2.tmp-${dead}`, 'model.safetensors'), 'half')
-      writeFileSync(join(tmp, `.killed-${name}.lock`), `${dead}\n`)
+      writeFileSync(join(out, '.span.lock'), `${dead}\n`)
       const r = await sh(span(`${args} --out ${out}`))
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).toMatch(new RegExp(`took over the stale lock .* of pid ${dead} \\(no longer running\\)`))
       expect(r.stderr).toContain(`removed the unfinished ${join(out, `.checkpoint-2.tmp-${dead}`)} of a dead process`)
       expect(readdirSync(out).filter((n) => n.startsWith('.'))).toEqual([])
-      expect(existsSync(join(tmp, `.killed-${name}.lock`))).toBe(false)
+      expect(existsSync(join(out, '.span.lock'))).toBe(false)
     }
   })
 
@@ -245,7 +245,9 @@ describe('a kill at every rename of a checkpoint save', () => {
         )
         expect(killed.code).not.toBe(0)
         const resumed = await sh(span(`pretrain --resume ${out}`))
-        if (resumed.code !== 0) {
+        // a kill at a rename of span-run.json after the last checkpoint landed: that run is complete
+        const complete = /the run is at step 4, --max-steps is 4: nothing to train/.test(resumed.stderr)
+        if (resumed.code !== 0 && !complete) {
           const lines = stderrLines(resumed.stderr) // notices of the repair (a dead run's lock, its temporaries), then one error line
           expect(lines.slice(0, -1).every((l) => /^span pretrain: (took over|removed|restored) /.test(l))).toBe(true)
           expect(lines.at(-1)).toMatch(/^span pretrain: \S+: /)

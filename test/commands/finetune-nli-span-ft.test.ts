@@ -92,14 +92,16 @@ describe('finetune nli --span-ft → predict nli', () => {
     expect(existsSync(join(plain, 'best', SPAN_FT_DICT_FILE))).toBe(false)
   })
 
-  it('a resumed run keeps its Span Fine-tuning: another --max-spans, or no --span-ft, is a one-line error', () => {
+  it('a resumed run keeps its Span Fine-tuning: another --max-spans, or another --span-ft-cls, is a one-line error (exit 2)', () => {
     const out = join(dir, 'sf') // the first test's run
     const other = runSpan([...base, '--span-ft', '--dict', dict, '--max-spans', '10', '--resume', out, '--out', join(dir, 'x1')])
-    expect(other.code).not.toBe(0)
-    expect(other.stderr.trimEnd().split('\n').at(-1)).toMatch(/--max-spans is 10 but the run in .* has 128; a resumed run keeps it/)
-    const plain = runSpan([...base, '--resume', out, '--out', join(dir, 'x2')])
-    expect(plain.code).not.toBe(0)
-    expect(plain.stderr.trimEnd().split('\n').at(-1)).toMatch(/--span-ft is null but the run in .* has true/)
+    expect(other.code).toBe(2)
+    expect(other.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/--max-spans 10 differs from the run in .* \(128\); leave it out to continue the run as it was$/),
+    ])
+    const cls = runSpan([...base, '--span-ft-cls', 'pooled', '--resume', out, '--out', join(dir, 'x2')]) // --span-ft and --dict: the saved ones
+    expect(cls.code).toBe(2)
+    expect(cls.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/--span-ft-cls "pooled" differs from the run in .* \("raw"\)/)])
   })
 
   it('--dict without --span-ft, and --span-ft without a dictionary, are usage errors', () => {

@@ -97,10 +97,10 @@ describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cm
     const recs = records(whole.stdout)
     const last = recs.filter((r) => r.checkpoint).at(-1) as {step: number; checkpoint: string}
     expect(last.step).toBeGreaterThan(4)
-    // --keep 2: only the two newest checkpoint-STEP/ remain, and best/
+    // --keep 2: only the two newest checkpoint-STEP/ remain, and best/, and the list of the run's own (span-run.json)
     const saved = recs.filter((r) => r.checkpoint).map((r) => r.step as number)
     const left = readdirSync(join(tmp, `${_task}-whole`)).sort()
-    expect(left).toEqual(['best', ...saved.slice(-2).map((s) => `checkpoint-${s}`)].sort())
+    expect(left).toEqual(['best', ...saved.slice(-2).map((s) => `checkpoint-${s}`), 'span-run.json'].sort())
 
     const part = join(tmp, `${_task}-part`)
     const first = span([...common, '--stop-at', '3', '--out', part])
@@ -125,7 +125,9 @@ describe.each(tasks)('span finetune %s: --stop-at, --resume, --keep', (_task, cm
     const other = [...common]
     other[other.indexOf('--batch-size') + 1] = '3'
     const r = span([...other, '--resume', join(tmp, `${_task}-part`), '--out', join(tmp, `${_task}-x`)])
-    expect(r.code).not.toBe(0)
-    expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(/--batch-size is 3 but the run in .* has 2; a resumed run keeps it/)
+    expect(r.code).toBe(2)
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/--batch-size 3 differs from the run in .* \(2\); leave it out to continue the run as it was$/),
+    ])
   })
 })

@@ -50,8 +50,8 @@ describe('span pretrain', () => {
     const end = (run: string, f: string) => readFileSync(join(tmp, run, 'checkpoint-6', f))
     expect(end('part', 'model.safetensors').equals(end('whole', 'model.safetensors'))).toBe(true)
     expect(end('part', 'optimizer.safetensors').equals(end('whole', 'optimizer.safetensors'))).toBe(true)
-    // --keep 1: the newest checkpoint only, and best/ by evaluation loss, the same in both runs
-    expect(readdirSync(join(tmp, 'part')).sort()).toEqual(['best', 'checkpoint-6'])
+    // --keep 1: the newest checkpoint only, and best/ by evaluation loss, the same in both runs; span-run.json lists the run's own
+    expect(readdirSync(join(tmp, 'part')).sort()).toEqual(['best', 'checkpoint-6', 'span-run.json'])
     expect(readFileSync(join(tmp, 'part', 'best', 'model.safetensors')).equals(readFileSync(join(tmp, 'whole', 'best', 'model.safetensors')))).toBe(true)
   })
 
@@ -159,7 +159,8 @@ describe('span pretrain on bad input: one line on stderr, nothing on stdout, exi
     fails(['--resume', state], /trainer_state\.json: no valid "step"; a corrupt checkpoint/)
     fails(['--resume', good, dev, '--max-steps', '2'], /dev\.ndjson: not the data the checkpoint was trained on/)
     fails(['--resume', good], /good\/checkpoint-1: the run is at step 1, --max-steps is 1: nothing to train \(raise --max-steps\)/)
-    fails(['--resume', good, '--hidden', '32'], /"hidden" is 32 but the run in .* has 16; a resumed run keeps it/)
+    const hidden = span(['pretrain', '--resume', good, '--hidden', '32']) // a flag typed against the saved run: a usage error
+    expect([hidden.code, hidden.stderr]).toEqual([2, expect.stringMatching(/^span pretrain: flags: "hidden" is 32 but the run in .* has 16; a resumed run keeps it\n$/)])
     fails(['--resume', join(tmp, 'nowhere')], /nowhere: no train_config\.json to resume from/)
   })
 })

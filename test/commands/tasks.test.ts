@@ -228,7 +228,7 @@ describe('finetune → predict → eval with a tiny model', () => {
       expect(span([...cmd, '--stop-at', '1']).code).toBe(0)
       const r = span([...cmd, '--resume', join(dir, `${task}-r`)]) // best/ at steps 3 and 6, checkpoint-1/ gone after step 3
       expect(r.code, r.stderr).toBe(0)
-      expect(readdirSync(join(dir, `${task}-r`)).sort()).toEqual(['best', 'checkpoint-6'])
+      expect(readdirSync(join(dir, `${task}-r`)).sort()).toEqual(['best', 'checkpoint-6', 'span-run.json'])
       expect(readFileSync(join(dir, `${task}-r`, 'best', 'vocab.txt'), 'utf8')).toBe(readFileSync(join(dir, `${task}-r`, 'checkpoint-6', 'vocab.txt'), 'utf8'))
     }
   })

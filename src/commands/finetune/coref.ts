@@ -6,7 +6,7 @@ import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '..
 import {readConll} from '../../core/tasks/coref/conll.js'
 import {corefDevScores} from '../../core/tasks/coref/score.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune coref: ${line}\n`)
 const {'max-len': _maxLen, ...loopFlags} = finetuneFlags({lr: 2e-5, maxLen: 384, minLen: 8, unit: 'document'})
@@ -34,16 +34,15 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
     ...loopFlags,
     'batch-size': Flags.integer({description: 'documents per micro-batch', default: 1, min: 1}),
     epochs: Flags.integer({description: 'passes over the training documents', default: 20, min: 1}),
-    train: Flags.string({description: 'training documents (CoNLL-2012)', required: true}),
+    train: Flags.string({description: 'training documents (CoNLL-2012)'}),
     dev: Flags.string({description: 'dev documents, scored at each evaluation'}),
     ...corefHeadFlags(),
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneCoref)
-    const lock = await lockRun(flags.out, log)
+    const {flags, lock} = await openRun(await this.parse(FinetuneCoref), FinetuneCoref.flags, 'coref', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
-    const train = readConll(flags.train, {split: flags['train-split']})
+    const train = readConll(flags.train as string, {split: flags['train-split']})
     const dev = flags.dev ? readConll(flags.dev, {split: flags['dev-split']}) : null
     const head = headFromFlags(flags, train)
     const {vocab, cased} = await runVocab(flags, src.dir)

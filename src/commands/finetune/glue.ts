@@ -8,7 +8,7 @@ import {glueSpanDefaults, shuffleTrainSpans} from '../../core/tasks/glue/span-ft
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
@@ -35,15 +35,14 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
   ]
   static override flags = {
     ...finetuneFlags({lr: 2e-5, maxLen: 128, minLen: 4, unit: 'example'}),
-    task: Flags.string({description: `GLUE task (${GLUE_TASK_NAMES.join(', ')}; case and hyphens ignored)`, required: true}),
-    train: Flags.string({description: 'training TSV (as distributed in glue_data/<TASK>/train.tsv)', required: true}),
+    task: Flags.string({description: `GLUE task (${GLUE_TASK_NAMES.join(', ')}; case and hyphens ignored)`}),
+    train: Flags.string({description: 'training TSV (as distributed in glue_data/<TASK>/train.tsv)'}),
     dev: Flags.string({description: 'dev TSV: scored at each evaluation; the best score is kept in best/'}),
     ...spanFtFlags(),
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneGlue)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneGlue), FinetuneGlue.flags, 'glue', log, ['task', 'train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const task = glueTask(flags.task)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, glueSpanDefaults(task.name), flags['max-len'])

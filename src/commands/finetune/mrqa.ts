@@ -8,7 +8,7 @@ import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
 import {asSquad, mrqaAdapter} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune mrqa: ${line}\n`)
 
@@ -21,7 +21,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
   static override examples = ['span finetune mrqa --init ckpt --train SQuAD-train.jsonl.gz --dev SQuAD.jsonl.gz --out mrqa-run']
   static override flags = {
     ...finetuneFlags({lr: 2e-5, maxLen: 512, minLen: 16, unit: 'window'}),
-    train: Flags.string({description: 'MRQA training file', required: true}),
+    train: Flags.string({description: 'MRQA training file'}),
     dev: Flags.string({description: 'MRQA dev file, scored at each evaluation'}),
     'doc-stride': Flags.integer({description: 'how far the window moves over a long context', default: 128, min: 1}),
     'max-query-len': Flags.integer({description: 'question tokens kept', default: 64, min: 1}),
@@ -30,8 +30,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneMrqa)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneMrqa), FinetuneMrqa.flags, 'mrqa', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const train = readMrqaFile(flags.train, {needSpans: true})
     const dev = flags.dev ? readMrqaFile(flags.dev, {needSpans: false}) : null

@@ -1,4 +1,5 @@
 import {Flags} from '@oclif/core'
+import {resolve} from 'node:path'
 import {SpanCommand} from '../../base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
@@ -7,7 +8,7 @@ import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {tokenSpanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
@@ -29,7 +30,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
   static override examples = ['span finetune ner --init ckpt --train eng.train --dev eng.testa --out ner-run']
   static override flags = {
     ...finetuneFlags({lr: 5e-5, maxLen: 128, minLen: 8, unit: 'window'}),
-    train: Flags.string({description: 'training CoNLL file', required: true}),
+    train: Flags.string({description: 'training CoNLL file'}),
     dev: Flags.string({description: 'dev CoNLL file (eng.testa), scored at each evaluation'}),
     scheme: Flags.string({description: 'tag scheme of the files (default: detected from --train)', options: ['iob1', 'iob2']}),
     stride: Flags.integer({description: 'sub-tokens a window moves over a long sentence', default: 64, min: 1}),
@@ -37,10 +38,9 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneNer)
+    const {flags, lock} = await openRun(await this.parse(FinetuneNer), FinetuneNer.flags, 'ner', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const seg = flags.segmentation as 'dict' | 'random'
     if (seg !== 'dict' && !flags['span-ft']) throw new UsageError('--segmentation is for --span-ft')
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
     const src = await modelSource(flags, log)
     const train = readConllFile(flags.train, {labeled: true})
     const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
@@ -49,7 +49,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft']
-      ? {'span-ft': true, dict: flags.dict as string, 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
+      ? {'span-ft': true, dict: resolve(flags.dict as string), 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
       : {}
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels, ...sf}
     const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null

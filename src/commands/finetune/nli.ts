@@ -10,7 +10,7 @@ import {shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
 import {NLI_LABELS, readNliFile} from '../../core/tasks/nli/read.js'
 import {NLI_TASK, SNLI_SPAN_DEFAULTS, nliAdapter, nliFeatures} from '../../core/tasks/nli/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune nli: ${line}\n`)
@@ -30,14 +30,13 @@ run_glue.sh snli line (r 128, l 16; its max_seq_len is 256, --max-len here stays
   ]
   static override flags = {
     ...finetuneFlags({lr: 2e-5, maxLen: 128, minLen: 8, unit: 'pair'}),
-    train: Flags.string({description: 'training pairs (JSON lines)', required: true}),
+    train: Flags.string({description: 'training pairs (JSON lines)'}),
     dev: Flags.string({description: 'dev pairs, scored at each evaluation'}),
     ...spanFtFlags(),
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneNli)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneNli), FinetuneNli.flags, 'nli', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const {sf, config: sfConfig, resumeKeys, readDict} = sentenceSpanFt(flags, SNLI_SPAN_DEFAULTS, flags['max-len'])
     const train = readNliFile(flags.train, {requireLabel: true})

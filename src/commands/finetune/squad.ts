@@ -8,7 +8,7 @@ import {readSquadFile, type SquadVersion} from '../../core/tasks/squad/index.js'
 import {SQUAD_EVAL_METRICS, type SquadFinetuneConfig, squadAdapter} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import type {Vocab} from '../../core/text/vocab.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
 
@@ -31,7 +31,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
   ]
   static override flags = {
     ...finetuneFlags({lr: 5e-5, maxLen: 384, minLen: 8, unit: 'window'}),
-    train: Flags.string({description: 'SQuAD training set (JSON)', required: true}),
+    train: Flags.string({description: 'SQuAD training set (JSON)'}),
     dev: Flags.string({description: 'SQuAD dev set: scored at each evaluation; the best is kept in best/'}),
     version: Flags.string({description: 'SQuAD version (default: detected from the file)', options: ['1.1', '2.0']}),
     'doc-stride': Flags.integer({description: 'how far the window moves over a long passage', default: 128, min: 1}),
@@ -43,8 +43,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneSquad)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneSquad), FinetuneSquad.flags, 'squad', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const train = readSquadFile(flags.train, {checkOffsets: true})
     const dev = flags.dev ? readSquadFile(flags.dev) : null

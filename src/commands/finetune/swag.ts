@@ -5,7 +5,7 @@ import {classifierFor} from '../../core/tasks/common/classify.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 import {swagAdapter, swagUnits} from '../../core/tasks/swag/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune swag: ${line}\n`)
 
@@ -18,13 +18,12 @@ best checkpoint. --batch-size counts examples (each of K choices).`
   static override examples = ['span finetune swag --init ckpt --train train.csv --dev val.csv --out swag-run']
   static override flags = {
     ...finetuneFlags({lr: 2e-5, maxLen: 128, minLen: 8, unit: 'example'}),
-    train: Flags.string({description: 'training examples (CSV or JSON lines)', required: true}),
+    train: Flags.string({description: 'training examples (CSV or JSON lines)'}),
     dev: Flags.string({description: 'dev examples, scored at each evaluation'}),
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneSwag)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneSwag), FinetuneSwag.flags, 'swag', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const train = readSwagFile(flags.train, {requireLabel: true})
     const dev = flags.dev ? readSwagFile(flags.dev, {requireLabel: true}) : null

@@ -6,7 +6,7 @@ import {FEATURE_MODES, type FeatureMode, MarkerVocab} from '../../core/tasks/tac
 import {readRelationFile, relationLabels} from '../../core/tasks/tacred/read.js'
 import {type TacredFinetuneConfig, relationUnits, tacredAdapter} from '../../core/tasks/tacred/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, lockRun, loopSettings, modelSource, runLoop, runVocab} from '../../finetune-flags.js'
+import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune tacred: ${line}\n`)
 
@@ -25,15 +25,14 @@ and the best checkpoint by F1 goes to --out/best.`
   ]
   static override flags = {
     ...finetuneFlags({lr: 2e-5, maxLen: 128, minLen: 8, unit: 'example'}),
-    train: Flags.string({description: 'training data: TACRED JSON list or JSON lines', required: true}),
+    train: Flags.string({description: 'training data: TACRED JSON list or JSON lines'}),
     dev: Flags.string({description: 'dev data, scored at each evaluation'}),
     'feature-mode': Flags.string({description: 'how subject and object are marked', options: [...FEATURE_MODES], default: 'ner'}),
     'negative-label': Flags.string({description: 'the "no relation" label, left out of P/R/F1', default: 'no_relation'}),
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(FinetuneTacred)
-    const lock = await lockRun(flags.out, log) // a second writer, or a file in the way, fails now; a save killed midway is repaired before --resume picks its checkpoint
+    const {flags, lock} = await openRun(await this.parse(FinetuneTacred), FinetuneTacred.flags, 'tacred', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
     const src = await modelSource(flags, log)
     const train = readRelationFile(flags.train, {requireLabel: true})
     const labels = relationLabels(train, flags['negative-label'])

@@ -33,7 +33,7 @@ The output is what span eval coref --pred reads, also from a pipe (--pred -). A 
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictCoref)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'coref')
     if (saved.task !== 'coref') throw new SpanError(`${flags.model}: not a span finetune coref model (task ${JSON.stringify(saved.task ?? null)})`)
     const head = {...(await savedHead(dir)), ...(flags.singletons === undefined ? {} : {singletons: flags.singletons})}
     const docs = readConll(flags.data, {split: flags.split})

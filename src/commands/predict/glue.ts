@@ -39,7 +39,7 @@ temporary name and renamed when complete.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictGlue)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'glue')
     const {json} = await readConfigJson(dir)
     const head = headFromJson(json, join(dir, 'config.json'))
     const task = glueTask(flags.task ?? head.finetuning_task)

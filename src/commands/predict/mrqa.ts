@@ -29,7 +29,7 @@ renamed), the file span eval mrqa and mrqa_official_eval.py read.`
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictMrqa)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'mrqa')
     if (saved.task !== 'mrqa') throw new SpanError(`${flags.model}: not a span finetune mrqa model (task ${JSON.stringify(saved.task ?? null)})`)
     const c = {...(saved as unknown as SquadFinetuneConfig), 'max-len': flags['max-len'] ?? (saved['max-len'] as number)}
     const data = readMrqaFile(flags.data, {needSpans: false})

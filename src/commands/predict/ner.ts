@@ -31,7 +31,7 @@ with its --seed, as run_ner.py --do_random does for its test features). A file o
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictNer)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'ner')
     if (saved.task !== 'ner') throw new SpanError(`${flags.model}: not a span finetune ner model (task ${JSON.stringify(saved.task ?? null)})`)
     const c = saved as unknown as NerFinetuneConfig
     const maxLen = flags['max-len'] ?? c['max-len']

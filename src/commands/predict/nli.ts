@@ -32,7 +32,7 @@ as span eval nli drops them) and writes entailment, neutral or contradiction per
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictNli)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'nli')
     if (saved.task !== 'nli') throw new SpanError(`${flags.model}: not a span finetune nli model (task ${JSON.stringify(saved.task ?? null)})`)
     const maxLen = flags['max-len'] ?? (saved['max-len'] as number)
     const vocab = loadVocab(join(dir, VOCAB_FILE))

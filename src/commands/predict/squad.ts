@@ -43,7 +43,7 @@ and renamed only when all are done; nothing else in the folder is touched.`
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictSquad)
     if (flags['null-threshold'] !== undefined) threshold(flags['null-threshold'], undefined, {}) // a usage error before the model is read
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'squad')
     const data = readSquadFile(flags.data)
     const v2 = ((flags.version as SquadVersion | undefined) ?? data.version) === '2.0'
     const nullThreshold = threshold(flags['null-threshold'], flags['eval-metric'], saved)

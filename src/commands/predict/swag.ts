@@ -22,7 +22,7 @@ export default class PredictSwag extends SpanCommand {
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictSwag)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'swag')
     if (saved.task !== 'swag') throw new SpanError(`${flags.model}: not a span finetune swag model (task ${JSON.stringify(saved.task ?? null)})`)
     const maxLen = flags['max-len'] ?? (saved['max-len'] as number)
     const vocab = loadVocab(join(dir, VOCAB_FILE))

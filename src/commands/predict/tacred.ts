@@ -25,7 +25,7 @@ the form span eval tacred and TACRED's official scorer read. A file output appea
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictTacred)
-    const {dir, saved} = await predictModel(flags.model)
+    const {dir, saved} = await predictModel(flags.model, 'tacred')
     if (saved.task !== 'tacred') throw new SpanError(`${flags.model}: not a span finetune tacred model (task ${JSON.stringify(saved.task ?? null)})`)
     const c = saved as unknown as TacredFinetuneConfig
     const config = {...c, 'max-len': flags['max-len'] ?? c['max-len']}

@@ -1,4 +1,5 @@
-import {join} from 'node:path'
+import {readFileSync} from 'node:fs'
+import {join, resolve} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
@@ -174,7 +175,17 @@ export function resolvePretrainConfig(file: string | undefined, flags: Record<st
   if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
   layers.push({name: 'flags', values: given})
   if (resumeDir) checkResumable(layers, resumeDir)
-  return resolveConfig(layers)
+  return absolutePaths(resolveConfig(layers))
+}
+
+/**
+ * The run's input paths made absolute (against the working directory), so that the saved
+ * config serves `--resume` from anywhere; an older run's relative ones are read as they were.
+ */
+function absolutePaths(c: TrainConfig): TrainConfig {
+  if (c.input !== '-' && c.input !== '') c.input = resolve(c.input)
+  for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null) c[k] = resolve(c[k])
+  return c
 }
 
 function savedTrainConfig(dir: string): TrainConfigValues {
@@ -192,7 +203,8 @@ function checkResumable(layers: {name: string; values: TrainConfigValues}[], dir
     if (values['batch-size'] === 'auto' && saved['batch-size'] !== undefined) delete values['batch-size'] // auto chose the saved one
     for (const k of FIXED_ON_RESUME) {
       if (values[k] !== undefined && saved[k] !== undefined && JSON.stringify(values[k]) !== JSON.stringify(saved[k])) {
-        throw new SpanError(`${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`)
+        const msg = `${name}: "${k}" is ${JSON.stringify(values[k])} but the run in ${dir} has ${JSON.stringify(saved[k])}; a resumed run keeps it`
+        throw new SpanError(msg, name === 'flags' ? 2 : 1) // a flag typed against the run: a usage error; a --config file's content: a data error
       }
     }
   }

@@ -46,6 +46,8 @@ export interface FinetuneSettings {
   'group-by-length'?: boolean
   /** --dropout: hidden and attention dropout of the run; null: the model config's */
   dropout?: number | null
+  /** the SHA-256 of --train and --dev, checked when the run is resumed */
+  data_sha256?: {train: string; dev: string | null}
 }
 
 /** The loop's settings that a resumed run must share with the run it continues. */

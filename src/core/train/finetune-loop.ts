@@ -294,7 +294,7 @@ async function saveCheckpoint<U, B>(l: Loop<U, B>, scores: DevScores | null): Pr
   await writeFilesAtomically(dir, [...(await l.a.files(savedState(l, scores))), ...(await stateFiles(l.opt, l.s))])
   l.saved = l.s.step
   await emit(l.io, {step: l.s.step, checkpoint: dir})
-  await rotateCheckpoints(l.c.out, l.c.keep ?? 1)
+  await rotateCheckpoints(l.c.out, l.c.keep ?? 1, l.s.step)
 }
 
 async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {

@@ -390,6 +390,6 @@ async function save(run: Run, io: TrainIO): Promise<number> {
   const dir = checkpointDir(run.spec.out, run.step)
   await saveTrainingCheckpoint(dir, run.model, run.opt, run.data.vocabPath, state, io.fileHook)
   await emit(io, {step: run.step, checkpoint: dir})
-  await rotateCheckpoints(run.spec.out, run.c.keep)
+  await rotateCheckpoints(run.spec.out, run.c.keep, run.step)
   return run.step
 }

@@ -102,7 +102,7 @@ describe('the fine-tuning loop', () => {
     expect(new Set(counts).size).toBe(1) // and none accumulating from step to step
     expect(r).toMatchObject({stopped: 'done', step: 6}) // 6 examples / batch 2 = 3 steps per epoch
     expect(recs.filter((x) => x.split === 'dev').map((d) => d.step)).toEqual([2, 3, 4, 6])
-    expect(readdirSync(out).sort()).toEqual(['best', 'checkpoint-4', 'checkpoint-6'])
+    expect(readdirSync(out).sort()).toEqual(['best', 'checkpoint-4', 'checkpoint-6', 'span-run.json']) // span-run.json: the run's own checkpoints
   })
 
   it('--tensorboard: losses, learning rate, gradient norm and dev metrics as scalars, read back with every CRC checked', async () => {

@@ -121,6 +121,7 @@ describe('lockDir', () => {
       expect(pidAlive(zombie)).toBe(false)
       expect(pidAlive(parent.pid as number)).toBe(true)
       const dir = join(tmp, 'zombie-out')
+      mkdirSync(dir) // the lock lives inside the directory
       writeFileSync(lockPathOf(dir), `${zombie}\n`)
       const notes: string[] = []
       const lock = await lockDir(dir, (l) => notes.push(l))
