@@ -22,12 +22,13 @@ export default class Doctor extends SpanCommand {
       description: 'run every kernel of --backend against native on random inputs, then one tiny training step; a table, exit 1 on any failure',
     }),
     backend: Flags.string({description: 'the backend --selftest checks', options: ['cuda'], default: 'cuda', dependsOn: ['selftest']}),
+    preset: Flags.string({description: 'the model of --selftest\'s training step (batch 2 × 16)', options: ['tiny', 'mini', 'base'], default: 'tiny', dependsOn: ['selftest']}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Doctor)
     if (flags.selftest) {
-      const report = await runSelftest()
+      const report = await runSelftest(flags.preset as 'tiny' | 'mini' | 'base')
       if (flags.json) process.stdout.write(JSON.stringify(report) + '\n')
       else process.stdout.write(selftestTable(report))
       if (!report.ok) throw new SpanError(`--selftest: ${[...report.rows, report.step].filter((r) => !r.ok).map((r) => r.kernel).join(', ')} failed`)

@@ -21,6 +21,8 @@ import {selftestCases} from './selftest-cases.js'
 export type SelftestRow = {kernel: string; cases: number; maxRelError: number; ok: boolean}
 export type SelftestReport = {reference: string; rows: SelftestRow[]; step: SelftestRow; failedCases: string[]; ok: boolean}
 
+type Preset = Parameters<typeof presetConfig>[0]
+
 export const KERNEL_TOLERANCE = 1e-5
 export const STEP_TOLERANCE = 1e-4
 
@@ -137,10 +139,10 @@ function tinyExamples(): MaskedExample[] {
   })
 }
 
-/** Loss and every gradient (host copies) of one `tiny` step from seed-1 weights, no dropout, on `backend`. */
-async function tinyStep(backend: string): Promise<Out[]> {
+/** Loss and every gradient (host copies) of one step of `preset` (batch 2 × 16, vocabulary 1000) from seed-1 weights, no dropout, on `backend`. */
+async function tinyStep(backend: string, preset: Preset): Promise<Out[]> {
   await tf.setBackend(backend)
-  const config = presetConfig('tiny', VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0})
+  const config = presetConfig(preset, VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0})
   const model = SpanBertForPreTraining.init(config, 1)
   const b = toTensors(collate(tinyExamples(), {padId: 0, maxTargets: config.sbo.max_targets, maxPositions: config.max_position_embeddings}))
   try {
@@ -161,7 +163,7 @@ async function tinyStep(backend: string): Promise<Out[]> {
  * Runs the self-test; throws SpanError (via initBackend) when cuda does not start. The reference is
  * native where its addon loads, else tfjs' cpu backend.
  */
-export async function runSelftest(): Promise<SelftestReport> {
+export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestReport> {
   let reference = 'native'
   try {
     await initBackend('native')
@@ -174,10 +176,10 @@ export async function runSelftest(): Promise<SelftestReport> {
   watchKernels()
   const failedCases: string[] = []
   const rows = await kernelRows(refName, failedCases)
-  const want = await tinyStep(refName)
-  const got = await tinyStep('cuda')
+  const want = await tinyStep(refName, preset)
+  const got = await tinyStep('cuda', preset)
   const err = stepError(got, want)
-  const step = {kernel: `tiny step (loss + ${want.length - 1} grads)`, cases: 1, maxRelError: err, ok: err <= STEP_TOLERANCE}
+  const step = {kernel: `${preset} step (loss + ${want.length - 1} grads)`, cases: 1, maxRelError: err, ok: err <= STEP_TOLERANCE}
   return {reference, rows, step, failedCases, ok: step.ok && rows.every((r) => r.ok)}
 }
 
