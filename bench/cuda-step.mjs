@@ -8,6 +8,7 @@
 // (`flat`: the last equal to the middle), and the largest live bytes seen.
 import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
+import {stepFlops} from './lib/step-flops.mjs'
 import {V, syntheticExample} from './lib/synthetic.mjs'
 import {initBackend} from '../dist/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
@@ -45,7 +46,7 @@ const rest = times.slice(1).sort((a, b) => a - b)
 const ms = rest.length ? rest[Math.floor(rest.length / 2)] : times[0]
 const mid = watch[Math.ceil(steps / 2)]
 const last = watch[steps]
-console.log(JSON.stringify({bench: 'cuda_step', preset, batch: `${B}x${T}`, vocab, steps, precision: process.env.SPAN_CUDA_PRECISION ?? 'fp32', step_ms: +ms.toFixed(2), tokens_per_s: Math.round((B * T) / (ms / 1000)), peak_live_mb: +(peak / 2 ** 20).toFixed(1), watch, flat: mid.live_bytes === last.live_bytes && mid.tensors === last.tensors}))
+console.log(JSON.stringify({bench: 'cuda_step', preset, batch: `${B}x${T}`, vocab, steps, precision: process.env.SPAN_CUDA_PRECISION ?? 'fp32', step_ms: +ms.toFixed(2), gflop_per_step: +(stepFlops(model.config, batch) / 1e9).toFixed(2), tokens_per_s: Math.round((B * T) / (ms / 1000)), peak_live_mb: +(peak / 2 ** 20).toFixed(1), watch, flat: mid.live_bytes === last.live_bytes && mid.tensors === last.tensors}))
 disposeBatch(batch)
 opt.dispose()
 model.dispose()

@@ -21,14 +21,14 @@ export default class Doctor extends SpanCommand {
     selftest: Flags.boolean({
       description: 'run every kernel of --backend against native on random inputs, then one tiny training step; a table, exit 1 on any failure',
     }),
-    backend: Flags.string({description: 'the backend --selftest checks', options: ['cuda'], default: 'cuda', dependsOn: ['selftest']}),
-    preset: Flags.string({description: 'the model of --selftest\'s training step (batch 2 × 16)', options: ['tiny', 'mini', 'base'], default: 'tiny', dependsOn: ['selftest']}),
+    backend: Flags.string({description: 'the backend --selftest checks (default: cuda)', options: ['cuda'], dependsOn: ['selftest']}),
+    preset: Flags.string({description: 'the model of --selftest\'s training step (batch 2 × 16; default: tiny)', options: ['tiny', 'mini', 'base'], dependsOn: ['selftest']}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Doctor)
     if (flags.selftest) {
-      const report = await runSelftest(flags.preset as 'tiny' | 'mini' | 'base')
+      const report = await runSelftest((flags.preset ?? 'tiny') as 'tiny' | 'mini' | 'base')
       if (flags.json) process.stdout.write(JSON.stringify(report) + '\n')
       else process.stdout.write(selftestTable(report))
       if (!report.ok) throw new SpanError(`--selftest: ${[...report.rows, report.step].filter((r) => !r.ok).map((r) => r.kernel).join(', ')} failed`)
