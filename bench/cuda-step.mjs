@@ -27,7 +27,11 @@ const steps = Number(stepsArg)
 await initBackend('cuda')
 const model = SpanBertForPreTraining.init(presetConfig(preset, vocab), 1)
 const rng = new Rng(7)
-const examples = Array.from({length: B}, () => syntheticExample(T, rng)).map((e) => ({...e, ids: e.ids.map((id) => (id < 200 ? id : id % vocab)), targets: e.targets.map(([i, id]) => [i, id % vocab])}))
+const examples = Array.from({length: B}, () => syntheticExample(T, rng)).map((e) => ({
+  ...e,
+  ids: e.ids.map((id) => (id < 200 ? id : id % vocab)),
+  targets: e.targets.map(([i, id]) => [i, id % vocab]),
+}))
 const batch = toTensors(collate(examples, {padId: 0, maxTargets: 15, maxPositions: 512}))
 const opt = new AdamW()
 const mem = () => tf.memory()
@@ -40,13 +44,29 @@ for (let i = 1; i <= steps; i++) {
   times.push(performance.now() - t0)
   const m = mem()
   peak = Math.max(peak, m.liveBytes ?? m.numBytes)
-  if (i === 1 || i === Math.ceil(steps / 2) || i === steps) watch[i] = {live_bytes: m.liveBytes ?? m.numBytes, tensors: m.numTensors, loss: +loss.loss.toFixed(5)}
+  if (i === 1 || i === Math.ceil(steps / 2) || i === steps)
+    watch[i] = {live_bytes: m.liveBytes ?? m.numBytes, tensors: m.numTensors, loss: +loss.loss.toFixed(5)}
 }
 const rest = times.slice(1).sort((a, b) => a - b)
 const ms = rest.length ? rest[Math.floor(rest.length / 2)] : times[0]
 const mid = watch[Math.ceil(steps / 2)]
 const last = watch[steps]
-console.log(JSON.stringify({bench: 'cuda_step', preset, batch: `${B}x${T}`, vocab, steps, precision: process.env.SPAN_CUDA_PRECISION ?? 'fp32', step_ms: +ms.toFixed(2), gflop_per_step: +(stepFlops(model.config, batch) / 1e9).toFixed(2), tokens_per_s: Math.round((B * T) / (ms / 1000)), peak_live_mb: +(peak / 2 ** 20).toFixed(1), watch, flat: mid.live_bytes === last.live_bytes && mid.tensors === last.tensors}))
+console.log(
+  JSON.stringify({
+    bench: 'cuda_step',
+    preset,
+    batch: `${B}x${T}`,
+    vocab,
+    steps,
+    precision: process.env.SPAN_CUDA_PRECISION ?? 'fp32',
+    step_ms: +ms.toFixed(2),
+    gflop_per_step: +(stepFlops(model.config, batch) / 1e9).toFixed(2),
+    tokens_per_s: Math.round((B * T) / (ms / 1000)),
+    peak_live_mb: +(peak / 2 ** 20).toFixed(1),
+    watch,
+    flat: mid.live_bytes === last.live_bytes && mid.tensors === last.tensors,
+  }),
+)
 disposeBatch(batch)
 opt.dispose()
 model.dispose()

@@ -31,19 +31,35 @@ function run(cmd, args, env = {}) {
     console.error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-3).join(' | ')}`)
     return null
   }
-  return r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).pop() ?? null
+  return (
+    r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .pop() ?? null
+  )
 }
 
 const span = (preset, shape, precision) =>
   precision === 'bf16' ? null : run(process.execPath, [join(here, 'cuda-step.mjs'), preset, shape, String(steps)], {SPAN_CUDA_PRECISION: precision})
-const torch = (preset, shape, precision) => run(py, [join(here, 'torch_step.py'), preset, '--device', 'cuda', '--precision', precision, '--batch', shape, '--sdpa'])
+const torch = (preset, shape, precision) =>
+  run(py, [join(here, 'torch_step.py'), preset, '--device', 'cuda', '--precision', precision, '--batch', shape, '--sdpa'])
 
 const results = new Map()
 for (let r = 0; r < rounds; r++) {
   for (const [preset, shape] of configs) {
     for (const precision of precisions) {
       const key = `${preset}:${shape}:${precision}`
-      const sides = r % 2 ? [['torch', torch], ['span', span]] : [['span', span], ['torch', torch]]
+      const sides =
+        r % 2
+          ? [
+              ['torch', torch],
+              ['span', span],
+            ]
+          : [
+              ['span', span],
+              ['torch', torch],
+            ]
       for (const [side, f] of sides) {
         const o = f(preset, shape, precision)
         if (o) out({...o, bench: 'run', side, round: r})
@@ -60,6 +76,17 @@ for (const [key, {span: s, torch: t}] of results) {
   const gflop = s[0]?.gflop_per_step
   const mfu = st && gflop ? +((gflop * 1e9 * (st / (Number(batch.split('x')[0]) * Number(batch.split('x')[1])))) / peak).toFixed(3) : null
   const mem = (xs, k) => median(xs.map((o) => o[k]).filter((x) => x != null))
-  out({bench: 'span_vs_torch', preset, batch, precision, span_tokens_per_s: st, torch_tokens_per_s: tt, ratio: st && tt ? +(st / tt).toFixed(3) : null,
-    span_mfu: mfu, span_peak_mb: mem(s, 'peak_live_mb'), torch_peak_mb: mem(t, 'peak_mem_mb'), ...(precision === 'bf16' ? {span_note: 'span has no bf16 precision yet'} : {})})
+  out({
+    bench: 'span_vs_torch',
+    preset,
+    batch,
+    precision,
+    span_tokens_per_s: st,
+    torch_tokens_per_s: tt,
+    ratio: st && tt ? +(st / tt).toFixed(3) : null,
+    span_mfu: mfu,
+    span_peak_mb: mem(s, 'peak_live_mb'),
+    torch_peak_mb: mem(t, 'peak_mem_mb'),
+    ...(precision === 'bf16' ? {span_note: 'span has no bf16 precision yet'} : {}),
+  })
 }
