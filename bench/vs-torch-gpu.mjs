@@ -46,6 +46,30 @@ const torch = (preset, shape, precision) =>
   run(py, [join(here, 'torch_step.py'), preset, '--device', 'cuda', '--precision', precision, '--batch', shape, '--sdpa'])
 
 const results = new Map()
+/** The medians so far of one configuration and precision. */
+function summary(key) {
+  const {span: s, torch: t} = results.get(key)
+  const [preset, batch, precision] = key.split(':')
+  const tps = (xs) => median(xs.map((o) => o.tokens_per_s))
+  const [st, tt] = [tps(s), tps(t)]
+  const gflop = s[0]?.gflop_per_step
+  const mfu = st && gflop ? +((gflop * 1e9 * (st / (Number(batch.split('x')[0]) * Number(batch.split('x')[1])))) / peak).toFixed(3) : null
+  const mem = (xs, k) => median(xs.map((o) => o[k]).filter((x) => x != null))
+  out({
+    bench: 'span_vs_torch',
+    preset,
+    batch,
+    precision,
+    span_tokens_per_s: st,
+    torch_tokens_per_s: tt,
+    ratio: st && tt ? +(st / tt).toFixed(3) : null,
+    span_mfu: mfu,
+    span_peak_mb: mem(s, 'peak_live_mb'),
+    torch_peak_mb: mem(t, 'peak_mem_mb'),
+    ...(precision === 'bf16' ? {span_note: 'span has no bf16 precision yet'} : {}),
+  })
+}
+
 for (let r = 0; r < rounds; r++) {
   for (const [preset, shape] of configs) {
     for (const precision of precisions) {
@@ -66,27 +90,7 @@ for (let r = 0; r < rounds; r++) {
         if (!results.has(key)) results.set(key, {span: [], torch: []})
         if (o) results.get(key)[side].push(o)
       }
+      if (r === rounds - 1) summary(key) // as each finishes: a run cut short keeps what it measured
     }
   }
-}
-for (const [key, {span: s, torch: t}] of results) {
-  const [preset, batch, precision] = key.split(':')
-  const tps = (xs) => median(xs.map((o) => o.tokens_per_s))
-  const [st, tt] = [tps(s), tps(t)]
-  const gflop = s[0]?.gflop_per_step
-  const mfu = st && gflop ? +((gflop * 1e9 * (st / (Number(batch.split('x')[0]) * Number(batch.split('x')[1])))) / peak).toFixed(3) : null
-  const mem = (xs, k) => median(xs.map((o) => o[k]).filter((x) => x != null))
-  out({
-    bench: 'span_vs_torch',
-    preset,
-    batch,
-    precision,
-    span_tokens_per_s: st,
-    torch_tokens_per_s: tt,
-    ratio: st && tt ? +(st / tt).toFixed(3) : null,
-    span_mfu: mfu,
-    span_peak_mb: mem(s, 'peak_live_mb'),
-    torch_peak_mb: mem(t, 'peak_mem_mb'),
-    ...(precision === 'bf16' ? {span_note: 'span has no bf16 precision yet'} : {}),
-  })
 }

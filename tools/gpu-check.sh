@@ -126,7 +126,9 @@ step "${preset}_step" 150 "${span[@]}" doctor --selftest --preset $preset
 
 # 200 steps with the device memory watched (dry run: 3 tiny steps of 2 x 16)
 if [ "$dry" = 1 ]; then mem_args=(tiny 2x16 3 --vocab 1000); else mem_args=(tiny 32x128 200); fi
-step memory 120 "$node" "$benchdir/cuda-step.mjs" "${mem_args[@]}" && grep -q '"flat":true' "$work/step.out" || record memory_flat failed 0 "live bytes or tensor count grew (see the memory step)"
+if step memory 120 "$node" "$benchdir/cuda-step.mjs" "${mem_args[@]}" && ! grep -q '"flat":true' "$work/step.out"; then
+  record memory_flat failed 0 "live bytes or tensor count grew between the middle and the last step"
+fi
 memory_line=$(grep '^{' "$work/step.out" | tail -n 1)
 
 # span against PyTorch on the same GPU, whatever time is left
@@ -134,7 +136,8 @@ if [ "$dry" = 1 ] || ! python3 -c 'import torch; assert torch.cuda.is_available(
   skip bench "needs PyTorch with a CUDA device"
   bench_lines=""
 else
-  step bench 300 "$node" "$benchdir/vs-torch-gpu.mjs"
+  # one round, bf16 (the target) first: every configuration prints its line as it finishes
+  step bench 300 env SPAN_GPU_PRECISIONS="${SPAN_GPU_PRECISIONS:-bf16,fp32,tf32}" "$node" "$benchdir/vs-torch-gpu.mjs" --rounds 1
   bench_lines=$(grep '"span_vs_torch"' "$work/step.out" | paste -sd, -)
 fi
 
