@@ -57,7 +57,7 @@ function watchKernels(): void {
   }
 }
 
-type Out = {shape: number[]; dtype: string; v: number[]}
+type Out = {shape: number[]; dtype: string; v: number[]; name?: string}
 
 async function outputs(backend: string, f: () => tf.Tensor | tf.Tensor[]): Promise<Out[] | string> {
   await tf.setBackend(backend)
@@ -106,17 +106,25 @@ async function kernelRows(reference: string, failed: string[]): Promise<Selftest
 
 const VOCAB = 1000
 
-/** Per output, largest |got − want| over that output's largest |want| (gradients are small: step.test.ts' measure). */
-function stepError(got: Out[], want: Out[]): number {
-  if (got.length !== want.length) return Infinity
-  return Math.max(
-    ...got.map((g, j) => {
-      const w = want[j].v
-      if (g.shape.join() !== want[j].shape.join()) return Infinity
-      const scale = w.reduce((m, x) => Math.max(m, Math.abs(x)), 1e-6)
-      return g.v.reduce((m, x, i) => Math.max(m, Number.isNaN(x) ? Infinity : Math.abs(x - w[i]) / scale), 0)
-    }),
-  )
+const maxAbs = (v: number[]) => v.reduce((m, x) => Math.max(m, Math.abs(x)), 0)
+
+/**
+ * Per output, largest |got − want| over that output's largest |want| (step.test.ts' measure), the
+ * scale floored at 1e-4 of the largest |gradient| of the step: the attention key bias' gradient is
+ * zero in exact arithmetic (a bias on every key shifts each query's scores equally, and softmax
+ * ignores a shift), so its own scale is rounding noise (seen: mini's, 2e-4 against itself here).
+ */
+function stepError(got: Out[], want: Out[]): {err: number; worst: string} {
+  if (got.length !== want.length) return {err: Infinity, worst: `${got.length} outputs, expected ${want.length}`}
+  const floor = 1e-4 * Math.max(...want.slice(1).map((w) => maxAbs(w.v)), 1e-6)
+  const errs = got.map((g, j) => {
+    const w = want[j].v
+    if (g.shape.join() !== want[j].shape.join()) return Infinity
+    const scale = Math.max(maxAbs(w), floor)
+    return g.v.reduce((m, x, i) => Math.max(m, Number.isNaN(x) ? Infinity : Math.abs(x - w[i]) / scale), 0)
+  })
+  const j = errs.indexOf(Math.max(...errs))
+  return {err: errs[j], worst: want[j].name ?? String(j)}
 }
 
 /** Two masked sequences of length 16 (a span each), segments A/B, one next-sentence pair. */
@@ -148,8 +156,8 @@ async function tinyStep(backend: string, preset: Preset): Promise<Out[]> {
   try {
     const {parts, grads} = lossAndGrads(model, b, EVAL)
     const out = [
-      {shape: [], dtype: 'float32', v: [parts[0]]},
-      ...[...grads.values()].map((g) => ({shape: g.shape, dtype: g.dtype, v: Array.from(g.dataSync())})),
+      {shape: [], dtype: 'float32', v: [parts[0]], name: 'loss'},
+      ...[...grads].map(([name, g]) => ({shape: g.shape, dtype: g.dtype, v: Array.from(g.dataSync()), name})),
     ]
     tf.dispose([...grads.values()])
     return out
@@ -178,8 +186,8 @@ export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestRepo
   const rows = await kernelRows(refName, failedCases)
   const want = await tinyStep(refName, preset)
   const got = await tinyStep('cuda', preset)
-  const err = stepError(got, want)
-  const step = {kernel: `${preset} step (loss + ${want.length - 1} grads)`, cases: 1, maxRelError: err, ok: err <= STEP_TOLERANCE}
+  const {err, worst} = stepError(got, want)
+  const step = {kernel: `${preset} step (loss + ${want.length - 1} grads; worst ${worst})`, cases: 1, maxRelError: err, ok: err <= STEP_TOLERANCE}
   return {reference, rows, step, failedCases, ok: step.ok && rows.every((r) => r.ok)}
 }
 
