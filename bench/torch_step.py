@@ -6,7 +6,14 @@ presets, batch (16 x 128; base 8 x 128), vocabulary (30,522) and synthetic maski
 
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/torch_step.py [presets] [--threads N]
 
-presets default tiny,mini. Prints one JSON line per preset (median of 3 steps after one
+presets default tiny,mini. On a GPU (tools/gpu-check.sh, bench/vs-torch-gpu.mjs):
+
+    python3 bench/torch_step.py base --device cuda --precision bf16 --batch 32x128 [--sdpa]
+
+--precision fp32 | tf32 (matmuls through TF32) | bf16 (torch.autocast bf16); --sdpa runs the
+attention through F.scaled_dot_product_attention (PyTorch's fused kernels); on cuda the step is
+timed after torch.cuda.synchronize() (median of 10 after 3 warm-ups) and peak_mem_mb is
+torch.cuda.max_memory_allocated. Prints one JSON line per preset (median of 3 steps after one
 warm-up; max_rss_mb is the process's peak RSS so far, so run a preset alone to read its
 own), and one for a 1024^3 torch.mm (the machine's measured sgemm peak through torch).
 The model mirrors src/core/model: post-LN BERT encoder (GeLU erf form), the MLM head
@@ -53,6 +60,7 @@ PRESETS = {
     "base": (12, 768, 12),
 }
 V, T, P_SBO, MAX_TARGETS = 30522, 128, 200, 15
+SDPA = False  # --sdpa
 
 
 class Layer(nn.Module):
@@ -73,8 +81,12 @@ class Layer(nn.Module):
         b, t, h = x.shape
         d = h // self.heads
         q, k, v = (m(x).view(b, t, self.heads, d).transpose(1, 2) for m in self.qkv)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(d) + mask_add
-        ctx = (self.drop(scores.softmax(-1)) @ v).transpose(1, 2).reshape(b, t, h)
+        if SDPA:
+            p = self.drop.p if self.training else 0.0
+            ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=mask_add.to(q.dtype), dropout_p=p).transpose(1, 2).reshape(b, t, h)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(d) + mask_add
+            ctx = (self.drop(scores.softmax(-1)) @ v).transpose(1, 2).reshape(b, t, h)
         x = self.ln1(x + self.drop(self.attn_out(ctx)))
         return self.ln2(x + self.drop(self.ffn_out(F.gelu(self.ffn_in(x)))))
 
@@ -104,7 +116,7 @@ class SpanBert(nn.Module):
 
     def forward(self, ids, segments, mask, mlm_pos, mlm_labels, sbo_left, sbo_right, sbo_rel, sbo_labels):
         b, t = ids.shape
-        x = self.word(ids) + self.pos(torch.arange(t))[None] + self.types(segments)
+        x = self.word(ids) + self.pos(torch.arange(t, device=ids.device))[None] + self.types(segments)
         x = self.drop(self.ln(x))
         mask_add = ((1.0 - mask) * -10000.0)[:, None, None, :]
         for layer in self.layers:
@@ -143,9 +155,10 @@ def synthetic_batch(batch, rng):
             lt(left), lt(right), lt(rel), lt(sbo_labels))
 
 
-def step(model, opt, batch):
+def step(model, opt, batch, bf16=False):
     opt.zero_grad(set_to_none=True)
-    loss = model(*batch)
+    with torch.autocast(device_type=batch[0].device.type, dtype=torch.bfloat16, enabled=bf16):
+        loss = model(*batch)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
@@ -172,30 +185,51 @@ def main():
         i = args.index("--threads")
         threads = int(args[i + 1])
         del args[i:i + 2]
+    opt_of = lambda name, default: args.pop(args.index(name) + 1) if name in args else default
+    device, precision, shape = opt_of("--device", "cpu"), opt_of("--precision", "fp32"), opt_of("--batch", None)
+    for flag in ("--device", "--precision", "--batch"):
+        if flag in args:
+            args.remove(flag)
+    global SDPA, T
+    SDPA = "--sdpa" in args
+    if SDPA:
+        args.remove("--sdpa")
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = precision == "tf32"
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     presets = (args[0] if args else "tiny,mini").split(",")
-    sgemm_peak()
+    if device == "cpu":
+        sgemm_peak()
     for preset in presets:
         layers, h, heads = PRESETS[preset]
         batch_size = 8 if preset == "base" else 16
-        model = SpanBert(layers, h, heads).train()
+        if shape:
+            batch_size, T = (int(x) for x in shape.split("x"))
+        model = SpanBert(layers, h, heads).train().to(device)
         decay = [p for n, p in model.named_parameters() if p.dim() > 1]
         no_decay = [p for n, p in model.named_parameters() if p.dim() <= 1]
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
                                 lr=1e-4, betas=(0.9, 0.999), eps=1e-8)
-        batch = synthetic_batch(batch_size, random.Random(7))
+        batch = tuple(x.to(device) for x in synthetic_batch(batch_size, random.Random(7)))
+        sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        warm, reps = (3, 10) if device == "cuda" else (1, 3)
         times = []
-        for i in range(4):
+        for i in range(warm + reps):
+            sync()
             t0 = time.perf_counter()
-            loss = step(model, opt, batch)
-            if i > 0:
+            loss = step(model, opt, batch, precision == "bf16")
+            sync()
+            if i >= warm:
                 times.append(time.perf_counter() - t0)
         ms = statistics.median(times) * 1e3
         print(json.dumps({"bench": "torch_step", "preset": preset, "batch": f"{batch_size}x{T}", "threads": threads,
                           "torch": torch.__version__, "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"), "loss": round(loss, 4), "step_ms": round(ms),
                           "tokens_per_s": round(batch_size * T / (ms / 1e3)),
-                          "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}), flush=True)
+                          "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "device": device,
+                          "precision": precision, "sdpa": SDPA,
+                          "peak_mem_mb": round(torch.cuda.max_memory_allocated() / 2**20) if device == "cuda" else None}), flush=True)
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@ import {Flags} from '@oclif/core'
 import {SpanCommand, print} from '../base.js'
 import {autoPick, notInAuto, probeBackends, whyNot} from '../core/engine/doctor.js'
 import {engineLine, probeDistEngines} from '../core/dist/probe.js'
+import {runSelftest, selftestTable} from '../core/engine/cuda/selftest.js'
+import {SpanError} from '../core/stream/index.js'
 
 export {type BackendReport, DOCTOR_ORDER, autoPick} from '../core/engine/doctor.js'
 
@@ -12,14 +14,25 @@ export default class Doctor extends SpanCommand {
     'backend: what it runs on, or why it is unavailable; then the backend `auto` picks and why the faster ones were passed over. ' +
     'The native backend is span\'s own addon (native/, built by npm install) with GEMM from the system BLAS; cuda is span\'s ' +
     'GPU backend (native/cuda/), which opens the NVIDIA driver, NVRTC and cuBLASLt at run time.'
-  static override examples = ['span doctor', 'span doctor --json | jq .']
+  static override examples = ['span doctor', 'span doctor --json | jq .', 'span doctor --selftest --backend cuda']
   static override flags = {
     json: Flags.boolean({description: 'one JSON record per backend, then {"auto": …}'}),
     threads: Flags.integer({description: 'threads for the native backend (default: every core; at most 1024)', min: 1, max: 1024}),
+    selftest: Flags.boolean({
+      description: 'run every kernel of --backend against native on random inputs, then one tiny training step; a table, exit 1 on any failure',
+    }),
+    backend: Flags.string({description: 'the backend --selftest checks (default: cuda)', options: ['cuda'], dependsOn: ['selftest']}),
+    preset: Flags.string({description: 'the model of --selftest\'s training step (batch 2 × 16; default: tiny)', options: ['tiny', 'mini', 'base'], dependsOn: ['selftest']}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Doctor)
+    if (flags.selftest) {
+      const report = await runSelftest((flags.preset ?? 'tiny') as 'tiny' | 'mini' | 'base')
+      await print(flags.json ? JSON.stringify(report) + '\n' : selftestTable(report))
+      if (!report.ok) throw new SpanError(`--selftest: ${[...report.rows, report.step].filter((r) => !r.ok).map((r) => r.kernel).join(', ')} failed`)
+      return
+    }
     const reports = await probeBackends(flags.threads)
     const auto = autoPick(reports)
     if (flags.json) {

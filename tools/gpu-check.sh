@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The one prepared script for a GPU machine (issue 20; its results go to issue 22). On the GPU
+# machine (CUDA 13, PyTorch, no Node, no network) it runs span from the bundle:
+#   here:   npm run bundle && mkdir -p gpu-carry && cp bundle/span-linux-x64.tar.xz gpu-carry/
+#           (gpu-carry/ is git-ignored; name it in the device tool's `carry`)
+#   there:  tools/gpu-check.sh            # logs and summary.json under $OUT (default gpu-check-out/)
+# Steps, each time-boxed (the whole run ends within SPAN_GPU_CHECK_BUDGET seconds, default 470,
+# so it fits 8 minutes with the unpacking) and the script going on past a failed one:
+#   unpack     the bundle into a temporary folder (span/bin/span, its node)
+#   doctor     span doctor (GPU, driver, NVRTC, cuBLASLt)
+#   selftest   span doctor --selftest --backend cuda (every kernel, then a tiny step vs native)
+#   abi        tools/check-cuda-abi.sh --all against the machine's CUDA headers
+#   cublaslt   tools/compare-cublaslt-cases.py: the real cuBLASLt on fixtures/cuda/cublaslt-cases.json
+#              (the stand-in's saved results), lt-run built with g++ or nvcc's host compiler
+#   base_step  span doctor --selftest --preset base (a small-batch base step's loss and gradients vs native)
+#   memory     bench/cuda-step.mjs tiny 32x128 200: the allocator's live bytes and tensor count flat
+#   bench      bench/vs-torch-gpu.mjs (bench/torch_step.py: PyTorch eager, SDPA, autocast bf16)
+# Dry run here (SPAN_GPU_CHECK_DRY=1): the stand-ins (SPAN_CUDA_LIBS, default build/standins from
+# `npm run standins`), tiny shapes, span from the checkout when gpu-carry/ has no bundle, and the
+# steps that need CUDA headers or PyTorch skipped with the reason. Files under $OUT (the device
+# tool returns at most 8): gpu-check.log (every step's output, in order) and summary.json.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/gpu-check-out}
+dry=${SPAN_GPU_CHECK_DRY:-0}
+carry=${SPAN_GPU_CARRY:-$root/gpu-carry}
+budget=${SPAN_GPU_CHECK_BUDGET:-470}
+mkdir -p "$out"
+log=$out/gpu-check.log
+: >"$log"
+steps=""
+results=""
+start=$(date +%s)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+[ "$dry" = 1 ] && export SPAN_CUDA_LIBS=${SPAN_CUDA_LIBS:-$root/build/standins}
+
+clean() { tr -d '"\\' | tr '\n\t' '  ' | cut -c1-300; }
+
+# record NAME STATUS SECONDS DETAIL
+record() {
+  steps="$steps${steps:+,}{\"name\":\"$1\",\"status\":\"$2\",\"seconds\":$3,\"detail\":\"$(printf %s "$4" | clean)\"}"
+  printf '== %s: %s (%ss) %s\n' "$1" "$2" "$3" "$4" | tee -a "$log"
+}
+
+skip() { record "$1" skipped 0 "$2"; }
+
+# step NAME SECONDS CMD...: CMD under timeout (at most what is left of the budget), output to the log
+step() {
+  local name=$1 box=$2
+  shift 2
+  local left=$((budget - ($(date +%s) - start)))
+  [ "$box" -gt "$left" ] && box=$left
+  if [ "$box" -lt 5 ]; then skip "$name" "no time left in the ${budget}s budget"; return 1; fi
+  printf '\n== %s: %s\n' "$name" "$*" >>"$log"
+  local t0 rc
+  t0=$(date +%s)
+  timeout --kill-after=5 "$box" "$@" >"$work/step.out" 2>&1
+  rc=$?
+  cat "$work/step.out" >>"$log"
+  local status=ok
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && status=timeout
+  [ $rc -ne 0 ] && [ $status = ok ] && status=failed
+  record "$name" "$status" $(($(date +%s) - t0)) "exit $rc; $(tail -n 1 "$work/step.out")"
+  [ $rc -eq 0 ]
+}
+
+# span and its node: from the bundle, else (dry run) from the checkout
+bundle=$(ls "$carry"/span-linux-x64.tar.xz 2>/dev/null)
+if [ -n "$bundle" ]; then
+  step unpack 60 tar -xJf "$bundle" -C "$work"
+  span=("$work/span/bin/span")
+  node=$work/span/node/bin/node
+  cp -r "$root/bench" "$work/span/bench" # bench/*.mjs import ../dist: the bundle's
+  benchdir=$work/span/bench
+elif [ "$dry" = 1 ]; then
+  skip unpack "no bundle in $carry (dry run: span from the checkout)"
+  span=(node "$root/bin/run.js")
+  node=node
+  benchdir=$root/bench
+else
+  skip unpack "no bundle in $carry: npm run bundle, then copy bundle/span-linux-x64.tar.xz there"
+  span=(false)
+  node=false
+  benchdir=$root/bench
+fi
+
+step doctor 60 "${span[@]}" doctor
+step selftest 150 "${span[@]}" doctor --selftest --backend cuda
+
+# CUDA 13's headers and libraries: $CUDA_HOME, /usr/local/cuda, NVIDIA's Python wheels
+nvidia_dirs=$(python3 -c 'import nvidia, sys; print(*nvidia.__path__)' 2>/dev/null)
+search="${CUDA_HOME:-/usr/local/cuda} /usr/local/cuda $nvidia_dirs"
+incs=""
+for h in cuda.h nvrtc.h cublasLt.h; do
+  f=$(find $search -name "$h" -path '*include*' 2>/dev/null | head -n 1)
+  [ -n "$f" ] && incs="$incs -I$(dirname "$f")"
+done
+if [ "$dry" = 1 ] && [ -z "$incs" ]; then
+  skip abi "no CUDA headers here (dry run)"
+else
+  step abi 60 sh "$root/tools/check-cuda-abi.sh" --all $incs
+fi
+
+# The real cuBLASLt on the stand-in's saved cases (dry run: the stand-in itself, the plumbing)
+if [ "$dry" = 1 ]; then
+  ltlib=$(ls "$SPAN_CUDA_LIBS"/libcublasLt.so* 2>/dev/null | head -n 1)
+  cudalib=$SPAN_CUDA_LIBS/libcuda.so.1
+else
+  ltlib=$(find $search /usr/lib /usr/lib64 -name 'libcublasLt.so.13*' 2>/dev/null | head -n 1)
+  cudalib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 / {print $NF; exit}')
+fi
+cxx=${CXX:-$(command -v g++ || command -v c++ || echo g++)}
+if ! "$cxx" -std=c++17 -O2 "$root/native/cuda/standin/cublaslt/lt-run.cc" -o "$work/lt-run" -ldl >>"$log" 2>&1; then
+  skip cublaslt "lt-run does not build with $cxx (see the log)"
+elif [ -z "$ltlib" ]; then
+  skip cublaslt "no libcublasLt.so.13 found under $search"
+else
+  step cublaslt 90 python3 "$root/tools/compare-cublaslt-cases.py" "$work/lt-run" "$ltlib" ${cudalib:+"$cudalib"} --json "$work/cublaslt.json"
+fi
+
+# A base step vs native (dry run: tiny, the stand-in is too slow for base)
+preset=base
+[ "$dry" = 1 ] && preset=tiny
+step "${preset}_step" 150 "${span[@]}" doctor --selftest --preset $preset
+
+# 200 steps with the device memory watched (dry run: 3 tiny steps of 2 x 16)
+if [ "$dry" = 1 ]; then mem_args=(tiny 2x16 3 --vocab 1000); else mem_args=(tiny 32x128 200); fi
+if step memory 120 "$node" "$benchdir/cuda-step.mjs" "${mem_args[@]}" && ! grep -q '"flat":true' "$work/step.out"; then
+  record memory_flat failed 0 "live bytes or tensor count grew between the middle and the last step"
+fi
+memory_line=$(grep '^{' "$work/step.out" | tail -n 1)
+
+# span against PyTorch on the same GPU, whatever time is left
+if [ "$dry" = 1 ] || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  skip bench "needs PyTorch with a CUDA device"
+  bench_lines=""
+else
+  # one round, bf16 (the target) first: every configuration prints its line as it finishes
+  step bench 300 env SPAN_GPU_PRECISIONS="${SPAN_GPU_PRECISIONS:-bf16,fp32,tf32}" "$node" "$benchdir/vs-torch-gpu.mjs" --rounds 1
+  bench_lines=$(grep '"span_vs_torch"' "$work/step.out" | paste -sd, -)
+fi
+
+cat >"$out/summary.json" <<JSON
+{"dry_run":$([ "$dry" = 1 ] && echo true || echo false),"seconds":$(($(date +%s) - start)),"gpu":"$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 | clean)","steps":[$steps],"memory":${memory_line:-null},"span_vs_torch":[${bench_lines}]}
+JSON
+[ -f "$work/cublaslt.json" ] && cp "$work/cublaslt.json" "$out/cublaslt.json"
+printf '\nsummary: %s\n' "$out/summary.json" | tee -a "$log"
+cat "$out/summary.json"
+failed=$(printf %s "$steps" | grep -o '"status":"\(failed\|timeout\)"' | wc -l)
+[ "$failed" -eq 0 ]
