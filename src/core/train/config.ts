@@ -1,4 +1,3 @@
-import {readFileSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {BACKEND_CHOICES} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
