@@ -39,7 +39,7 @@ A checkpoint without the heads --head needs is refused.`
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Fill)
     const src = await openSource(args.file ?? flags.input)
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const {model, vocabPath, initialised} = await loadCheckpoint(flags.model, {objectives: ['mlm', 'sbo'], vocab: flags.vocab})
     try {
       checkHeads(initialised, flags.head as FillHead, flags.model)
