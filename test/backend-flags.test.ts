@@ -74,6 +74,17 @@ describe.skipIf(skip)('--device and --precision on the cuda stand-in', () => {
     expect(JSON.parse(readFileSync(join(out, ckpt, 'train_config.json'), 'utf8'))).toMatchObject({backend: 'cuda', device: 1, precision: 'tf32'})
   })
 
+  it('--precision reaches the matrix products: tf32 rounds them (losses differ from fp32, within 1e-4)', () => {
+    const loss = (precision: string) => {
+      const r = runSpan(['pretrain', ...TINY, '--backend', 'cuda', '--precision', precision, '--out', outDir()], {input: masked(), env})
+      expect(r.code, r.stderr).toBe(0)
+      return (JSON.parse(r.stdout.split('\n').find((l) => l.includes('"loss"'))!) as {loss: number}).loss
+    }
+    const [fp32, tf32] = [loss('fp32'), loss('tf32')]
+    expect(tf32).not.toBe(fp32)
+    expect(Math.abs(tf32 - fp32) / fp32).toBeLessThan(1e-4)
+  })
+
   it('--device 2 of 2 is the driver error in one line', () => {
     const r = runSpan(['pretrain', ...TINY, '--backend', 'cuda', '--device', '2', '--out', outDir()], {input: masked(), env})
     expect(r.code).toBe(1)
