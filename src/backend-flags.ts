@@ -1,13 +1,27 @@
 import {Flags} from '@oclif/core'
-import {BACKEND_CHOICES} from './core/engine/backend.js'
+import {BACKEND_CHOICES, PRECISIONS} from './core/engine/backend.js'
 
 /**
- * --backend and --threads, for the commands that compute with a model. `pretrain` passes null:
+ * --backend, --threads (native), --device and --precision (cuda), for the commands that compute with a model. `pretrain` passes null:
  * no flag default, since its settings come from defaults, a config file, then the flags given.
  */
 export function backendFlags(defaultBackend: string | null = 'auto') {
   return {
     backend: Flags.string({description: 'TensorFlow.js backend (auto: the fastest available; see span doctor)', options: [...BACKEND_CHOICES], ...(defaultBackend ? {default: defaultBackend} : {})}),
     threads: Flags.integer({description: 'threads of the native backend, BLAS included (default: every core; at most 1024)', min: 1, max: 1024}),
+    ...deviceFlags(),
+  }
+}
+
+/** Without --precision: `span encode`'s --precision is its output digits (SPAN_CUDA_PRECISION sets cuda's there). */
+export function backendFlagsNoPrecision(defaultBackend: string | null = 'auto') {
+  const {precision: _, ...rest} = backendFlags(defaultBackend)
+  return rest
+}
+
+function deviceFlags() {
+  return {
+    device: Flags.integer({description: 'GPU of the cuda backend, from 0 (default: SPAN_CUDA_DEVICE, else 0); cuda only', min: 0}),
+    precision: Flags.string({description: "matrix products of the cuda backend: fp32, or tf32 (tensor cores, 10-bit mantissa inputs) (default: SPAN_CUDA_PRECISION, else fp32); tf32 is cuda only", options: [...PRECISIONS]}),
   }
 }

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, ioFlags} from '../base.js'
-import {backendFlags} from '../backend-flags.js'
+import {backendFlagsNoPrecision} from '../backend-flags.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import {modelDir} from '../core/train/run-dir.js'
@@ -34,7 +34,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
     layers: Flags.string({description: 'hidden states to concatenate per token (0 = embeddings, -1 = last layer)', default: '-1'}),
     'batch-size': Flags.integer({description: 'sequences per forward pass', default: 32, min: 1}),
     precision: Flags.integer({description: 'significant digits of each number', default: 6, min: 1, max: 17}),
-    ...backendFlags(),
+    ...backendFlagsNoPrecision(),
   }
 
   async run(): Promise<void> {
@@ -42,7 +42,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
     if (flags.spans && flags.pool !== 'none') throw new UsageError('--spans and --pool: choose one')
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens', 'blocks'])
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, {threads: flags.threads, device: flags.device})
     const {model, vocabPath} = await loadCheckpoint(modelDir(flags.model, (l) => process.stderr.write(`span encode: ${l}\n`)), {vocab: flags.vocab})
     try {
       const vocab = loadVocab(vocabPath)

@@ -50,7 +50,7 @@ A checkpoint without the heads --head needs is refused.`
     const beam = flags.beam ?? Math.max(10, flags.k)
     if (beam < flags.k) throw new UsageError(`--beam ${beam} is narrower than --k ${flags.k}: the beam keeps the --k best fillings, so it must be at least --k`)
     const src = await openSource(args.file ?? flags.input)
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const {model, vocabPath, initialised} = await loadCheckpoint(
       modelDir(flags.model, (l) => process.stderr.write(`span fill: ${l}\n`)),
       {objectives: ['mlm', 'sbo'], vocab: flags.vocab},

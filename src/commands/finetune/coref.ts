@@ -57,7 +57,7 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
     const units = corefUnits(train, tok, head)
     const devRun = dev ? {gold: dev, units: corefUnits(dev, tok, head)} : null
     log(`${train.length} documents, ${units.reduce((t, u) => t + u.segments.length, 0)} segments; singletons ${head.singletons ? 'on' : 'off'}`)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const model = await corefModel(src.dir, flags.preset, head, vocab.tokens.length, config.seed, log)
     try {
       const run = {config, model, vocabPath: vocab.info.path, dev: devRun, scorer: corefDevScores}

@@ -53,7 +53,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     const read = await readGlueFeatures(flags.train, task, fz)
     const train = sf?.segmentation === 'random' ? shuffleTrainSpans(read, config.seed) : read
     const dev = flags.dev ? await readGlueFeatures(flags.dev, task, fz) : null
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const model = await glueModel({dir: src.dir, preset: flags.preset, task, vocab, maxLen: config['max-len'], seed: config.seed, spanFt: sf, log})
     try {
       log(`config: ${JSON.stringify(config)}`)

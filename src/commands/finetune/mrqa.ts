@@ -49,7 +49,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
     if (config['max-len'] < config['max-query-len'] + 4)
       throw new UsageError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
     log(`config: ${JSON.stringify(config)}`)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const model = src.dir
       ? (await loadQaModel(src.dir, config.seed)).model
       : BertForQuestionAnswering.init(

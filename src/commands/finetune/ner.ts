@@ -59,7 +59,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const readDev = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride, segs) : null
     const [trainUnits, devUnits] = seg === 'random' ? randomSegmentation(config.seed, read, readDev) : [read, readDev]
     log(`${train.sentences.length} sentences (${scheme}), ${trainUnits.length} windows, ${labels.length} labels`)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const span_ft = segs ? nerSpanFt(flags['max-spans'], flags['max-span-tokens'], seg) : null
     const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)

@@ -50,7 +50,7 @@ run_glue.sh snli line (r 128, l 16; its max_seq_len is 256, --max-len here stays
     const read = nliFeatures(train.examples, fz)
     const trainUnits = sf?.segmentation === 'random' ? shuffleTrainSpans(read, config.seed) : read
     log(`${train.examples.length} training pairs (${train.dropped} "-" rows dropped)`)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const head = {num_labels: 3, labels: [...NLI_LABELS], finetuning_task: 'nli', span_ft: sf}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {

@@ -49,7 +49,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
     const config = runConfig(flags, (flags.version as SquadVersion | undefined) ?? train.version, cased)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const model = await loadModel(src.dir, flags.preset, config, vocab)
     try {
       log(`config: ${JSON.stringify(config)}`)

@@ -31,7 +31,7 @@ best checkpoint. --batch-size counts examples (each of K choices).`
     const config = loopSettings(flags, 'swag', cased)
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const head = {num_labels: 1, labels: [], finetuning_task: 'swag', span_ft: null}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {

@@ -53,7 +53,7 @@ and the best checkpoint by F1 goes to --out/best.`
     config.markers = markers.list
     log(`config: ${JSON.stringify(config)}`)
     log(`${train.length} training examples, ${labels.length} labels, ${markers.list.length} marker tokens`)
-    await initBackend(config.backend as BackendChoice, config.threads ?? undefined)
+    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
     const head = {num_labels: labels.length, labels, finetuning_task: 'tacred', span_ft: null}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length + markers.list.length, config['max-len'], config.seed, log)
     try {

@@ -39,7 +39,7 @@ The output is what span eval coref --pred reads, also from a pipe (--pred -). A 
     const docs = readConll(flags.data, {split: flags.split})
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const units = corefUnits(docs, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), head)
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const model = await corefModel(dir, undefined, head, vocab.tokens.length, 0, () => {})
     try {
       const text = units.map((u, i) => writeConll(docs[i], model.predict(u))).join('')

@@ -52,7 +52,7 @@ temporary name and renamed when complete.`
     const src = await openSource(flags.data)
     const {examples} = await readGlueFile(src, task)
     const features = examples.map((ex) => fz.feature(ex))
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const {model} = await loadClassifier(dir, head, 0)
     try {
       if (maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${model.config.max_position_embeddings} positions`)

@@ -34,7 +34,7 @@ renamed), the file span eval mrqa and mrqa_official_eval.py read.`
     const c = {...(saved as unknown as SquadFinetuneConfig), 'max-len': flags['max-len'] ?? (saved['max-len'] as number)}
     const data = readMrqaFile(flags.data, {needSpans: false})
     const vocab = loadVocab(join(dir, VOCAB_FILE))
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const {model} = await loadQaModel(dir, 0)
     try {
       const preds = await predictMrqa({model, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !c.cased})}, c, data, flags['batch-size'])

@@ -42,7 +42,7 @@ with its --seed, as run_ner.py --do_random does for its test features). A file o
     const segs = span_ft ? {dict: await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))), r: span_ft.max_spans} : null
     const read = nerUnits(file, c.labels, new WordPieceTokenizer(vocab, {lowercase: !c.cased}), maxLen, c.stride, segs)
     const [units] = span_ft?.segmentation === 'random' ? randomSegmentation(c.seed, read) : [read] // as run_ner.py shuffles its test features
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {})
     try {

@@ -44,7 +44,7 @@ as span eval nli drops them) and writes entailment, neutral or contradiction per
     const dict = withDict ? await readNgramDict(await openSource(join(dir, SPAN_FT_DICT_FILE))) : null
     const fz = new GlueFeaturizer(NLI_TASK, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), {maxLen, dict, spanFt: sf})
     const units = nliFeatures(readNliFile(flags.data, {requireLabel: false}).examples, fz)
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const model = await classifierFor(dir, undefined, {...head, labels: [...NLI_LABELS], num_labels: 3}, vocab.tokens.length, maxLen, 0, () => {})
     try {
       const pred = await predictValues(model, units, flags['batch-size'], vocab.special.pad)

@@ -49,7 +49,7 @@ and renamed only when all are done; nothing else in the folder is touched.`
     const nullThreshold = threshold(flags['null-threshold'], flags['eval-metric'], saved)
     const windows = windowSettings(saved, flags)
     const vocab = loadVocab(await checkpointVocab(dir, flags.vocab))
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const {model, initialised} = await loadQaModel(dir, 0, vocab.info.path)
     try {
       if (windows.maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${windows.maxLen} exceeds ${dir}'s ${model.config.max_position_embeddings} positions`)

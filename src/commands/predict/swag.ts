@@ -27,7 +27,7 @@ export default class PredictSwag extends SpanCommand {
     const maxLen = flags['max-len'] ?? (saved['max-len'] as number)
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const units = swagUnits(readSwagFile(flags.data, {requireLabel: false}), new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), maxLen)
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const model = await classifierFor(
       dir,
       undefined,

@@ -33,7 +33,7 @@ the form span eval tacred and TACRED's official scorer read. A file output appea
     const markers = new MarkerVocab(vocab.tokens.length, c.markers, true, vocab.special.unk)
     const examples = readRelationFile(flags.data, {requireLabel: false})
     const units = relationUnits(examples, {config, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !c.cased}), markers})
-    await initBackend(flags.backend as BackendChoice, flags.threads)
+    await initBackend(flags.backend as BackendChoice, flags)
     const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'tacred', span_ft: null}
     const model = await classifierFor(dir, undefined, head, vocab.tokens.length + c.markers.length, config['max-len'], 0, () => {})
     try {

@@ -3,12 +3,15 @@ import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm'
 import {createRequire} from 'node:module'
 import {dirname, join, sep} from 'node:path'
 import {SpanError} from '../stream/errors.js'
+import {setCudaOptions} from './cuda/backend.js'
 import {startCudaBackend} from './cuda/start.js'
 import {setNativeKernelsEnabled, startNative} from './native.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
 export const BACKEND_CHOICES = ['auto', 'cuda', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
 export type BackendChoice = (typeof BACKEND_CHOICES)[number]
+/** What `--precision` accepts (the cuda backend's matrix products). */
+export const PRECISIONS = ['fp32', 'tf32'] as const
 export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
 
 /**
@@ -24,28 +27,49 @@ export interface BackendInfo {
   tfName: string
 }
 
+/** --threads (native), --device and --precision (cuda) as a command got them; undefined: not given. */
+export interface BackendOptions {
+  threads?: number
+  device?: number
+  precision?: string
+}
+
 /**
  * Initialises the chosen backend and makes it current. An explicit choice that cannot
  * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts, and when
  * that is slower than native because the addon is missing, says so in one line (`notice`,
- * stderr by default), since training there runs an order of magnitude slower.
+ * stderr by default), since training there runs an order of magnitude slower. `--device` and
+ * `--precision tf32` on a backend other than cuda are usage errors (exit 2), checked before an
+ * explicit choice starts and after `auto` resolved.
  */
-export async function initBackend(choice: BackendChoice = 'auto', threads?: number, notice = (line: string) => void process.stderr.write(`${line}\n`)): Promise<BackendInfo> {
+export async function initBackend(choice: BackendChoice = 'auto', opts: number | BackendOptions = {}, notice = (line: string) => void process.stderr.write(`${line}
+`)): Promise<BackendInfo> {
+  const o = typeof opts === 'number' ? {threads: opts} : opts
+  if (o.device !== undefined || o.precision !== undefined) setCudaOptions({...(o.device === undefined ? {} : {device: o.device}), ...(o.precision === 'tf32' ? {precision: 'tf32'} : o.precision === 'fp32' ? {precision: 'fp32'} : {})})
   if (choice !== 'auto') {
-    const why = await tryBackend(choice, threads)
+    checkCudaOnly(choice, o)
+    const why = await tryBackend(choice, o.threads)
     if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
     return {name: choice, tfName: tf.getBackend()}
   }
   let nativeWhy: string | null = null
   for (const name of AUTO_ORDER) {
-    const why = await tryBackend(name, threads)
+    const why = await tryBackend(name, o.threads)
     if (why === null) {
+      checkCudaOnly(name, o, true)
       if (nativeWhy !== null) notice(`span: the native backend is unavailable (${nativeWhy}); using ${name}, several times slower (see span doctor)`)
       return {name, tfName: tf.getBackend()}
     }
     if (name === 'native') nativeWhy = why
   }
   throw new SpanError('no TensorFlow.js backend could be initialised')
+}
+
+/** `--device` and `--precision tf32` mean the cuda backend: elsewhere a usage error in one line. */
+function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto = false): void {
+  if (name === 'cuda') return
+  const flag = o.device !== undefined ? `--device ${o.device}` : o.precision === 'tf32' ? '--precision tf32' : null
+  if (flag) throw new SpanError(`${flag} needs --backend cuda; ${auto ? `--backend auto chose ${name} (see span doctor)` : `--backend ${name} has no devices or precisions`}`, 2)
 }
 
 /** Starts one backend; null on success, else the reason it could not. */

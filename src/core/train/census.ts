@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 
 /**
  * SPAN_DEBUG_TENSORS=1: after every step each process logs `tensors after step N: M`
- * (tf.memory().numTensors) to stderr, so a leak shows in any run, a data-parallel one too, where
+ * (tf.memory().numTensors; on cuda also `, device bytes B`, the allocator's live bytes) to stderr, so a leak shows in any run, a data-parallel one too, where
  * each rank's lines carry its `[rank k]` prefix (test/core/dist/mpi.test.ts reads them). The
  * count must stay the same from the second step on (the first creates the optimiser's moments).
  */
@@ -13,7 +13,8 @@ export function withTensorCensus<T extends {log: (line: string) => void; onStep?
     ...io,
     onStep(step: number) {
       inner?.(step)
-      io.log(`tensors after step ${step}: ${tf.memory().numTensors}`)
+      const m = tf.memory() as tf.MemoryInfo & {numBytesInGPU?: number} // the cuda backend adds its allocator's live bytes
+      io.log(`tensors after step ${step}: ${m.numTensors}${m.numBytesInGPU === undefined ? '' : `, device bytes ${m.numBytesInGPU}`}`)
     },
   }
 }

@@ -1,5 +1,5 @@
 import {join, resolve} from 'node:path'
-import {BACKEND_CHOICES} from '../engine/backend.js'
+import {BACKEND_CHOICES, PRECISIONS} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
 import {MASK_SCHEMES} from '../data/mask.js'
 import {SpanError, UsageError} from '../stream/errors.js'
@@ -45,6 +45,8 @@ export interface TrainConfig {
   tensorboard: string | null // TensorBoard event files go here
   backend: string
   threads: number | null // native backend threads; null: every core
+  device: number | null // cuda backend GPU; null: SPAN_CUDA_DEVICE, else 0
+  precision: string | null // cuda backend matrix products: fp32 | tf32; null: SPAN_CUDA_PRECISION, else fp32
   scheme: string
   p: number
   'max-span': number
@@ -58,7 +60,7 @@ export const DEFAULTS: TrainConfig = {
   preset: 'base', layers: null, hidden: null, heads: null, intermediate: null, 'max-len': null,
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 'auto', accumulate: 1, 'effective-batch': null, 'max-steps': 2_400_000, seed: 1,
-  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null,
+  'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null, device: null, precision: null,
   scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null,
 }
 
@@ -116,7 +118,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   const ints: [keyof TrainConfig, number, boolean][] = [
     ['accumulate', 1, false], ['effective-batch', 1, true], ['max-steps', 1, false], ['log-every', 1, false],
     ['eval-every', 1, false], ['save-every', 1, false], ['keep', 1, false], ['max-span', 1, false], ['seed', 0, false],
-    ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true],
+    ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true], ['device', 0, true],
   ]
   for (const [k, min, nullable] of ints) {
     const v = c[k]
@@ -133,6 +135,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   if (c.dropout !== null && !(typeof c.dropout === 'number' && c.dropout >= 0 && c.dropout < 1)) throw bad('dropout', 'a number in [0, 1)')
   if (typeof c.preset !== 'string' || !Object.hasOwn(PRESETS, c.preset)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
+  if (c.precision !== null && !(PRECISIONS as readonly string[]).includes(c.precision)) throw bad('precision', `one of ${PRECISIONS.join(', ')}`)
   if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   try {

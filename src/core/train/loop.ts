@@ -130,7 +130,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   try {
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
-    backend = await initBackend(c.backend as BackendChoice, c.threads ?? undefined)
+    backend = await initBackend(c.backend as BackendChoice, {threads: c.threads ?? undefined, device: c.device ?? undefined, precision: c.precision ?? undefined})
     plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size) // before any tensor: refuses what cannot fit
   } catch (err) {
     await data.index.close()

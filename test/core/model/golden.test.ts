@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {collate, disposeBatch, toTensors, type MaskedExample} from '../../../src/core/model/batch.js'
 import {modelFromTensors} from '../../../src/core/model/checkpoint.js'
@@ -11,12 +11,15 @@ import {readSafetensors, toFloat32} from '../../../src/core/model/safetensors.js
 import {AdamW, clipByGlobalNorm} from '../../../src/core/train/optim.js'
 import {LinearSchedule} from '../../../src/core/train/schedule.js'
 import {lossAndGrads, trainStep} from '../../../src/core/train/step.js'
+import {buildStandins} from '../../helpers/cuda-standins.js'
 
 // Fixtures from tools/golden_model.py (an independent PyTorch implementation); see fixtures/golden/README.md.
 const DIR = join(import.meta.dirname, '../../../fixtures/golden')
 const spec = JSON.parse(readFileSync(join(DIR, 'batch.json'), 'utf-8'))
 const expected = JSON.parse(readFileSync(join(DIR, 'expected.json'), 'utf-8'))
 const TOL = 1e-4
+const standins = buildStandins()
+const skip = 'error' in standins ? standins.error : false
 
 /** max |a − b| / max(|b|, 1): relative error, absolute near zero. */
 function maxRelErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -43,7 +46,9 @@ afterAll(async () => {
   await initBackend('cpu')
 })
 
-describe.each(['cpu', 'wasm', 'native'] as const)('golden model vs PyTorch on %s', (backend) => {
+function golden(backend: 'cpu' | 'wasm' | 'native' | 'cuda'): void {
+  if (backend === 'cuda') beforeAll(() => void (process.env.SPAN_CUDA_LIBS = (standins as {dir: string}).dir))
+
   it('matches the logits and losses', async () => {
     await initBackend(backend)
     const {model, batch} = await setup()
@@ -118,4 +123,9 @@ describe.each(['cpu', 'wasm', 'native'] as const)('golden model vs PyTorch on %s
     disposeBatch(batch)
     model.dispose()
   })
-})
+}
+
+describe.each(['cpu', 'wasm', 'native'] as const)('golden model vs PyTorch on %s', golden)
+
+// the cuda backend on the stand-in libraries (test/helpers/cuda-standins.ts): a CUDA-C emulator on the CPU
+describe.skipIf(skip)('golden model vs PyTorch on cuda (stand-in)', () => golden('cuda'))
