@@ -87,6 +87,12 @@ export function lineProgress(write: (s: string) => void, every: number, now: () 
   }
 }
 
+const DAY = 86_400
+/** Said after the estimate when the run would outlast a day: what a first run that ends today looks like. */
+export const LONG_RUN_HINT =
+  'that is more than a day on this machine: for a first run that ends today, take a smaller model and fewer steps ' +
+  '(--preset tiny --max-steps 2000 is minutes to an hour on a laptop CPU); SIGINT or SIGTERM stops this one after its step with a checkpoint'
+
 /**
  * Says once, on stderr, how long a thousand steps take on this machine, from the first steps
  * (the first, which compiles kernels and warms caches, only when it alone took 20 s or more;
@@ -103,6 +109,7 @@ export function speedNote(log: (line: string) => void, stepsLeft: number, where:
       said = true
       log(`1000 steps take about ${formatDuration(1000 * seconds)} on this machine (${where}, measured on step ${n} of this run); ` +
         `the ${stepsLeft.toLocaleString('en-US')} steps to go about ${formatDuration(stepsLeft * seconds)} (${seconds < 10 ? seconds.toFixed(2) : Math.round(seconds)} s a step)`)
+      if (stepsLeft * seconds > DAY) log(LONG_RUN_HINT)
     },
   }
 }
