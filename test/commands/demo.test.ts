@@ -9,7 +9,7 @@ import {describePipeline} from '../../src/core/demo/pipeline.js'
 import {dataStages, demoFiles, pretrainStage, squadStages, type DemoOptions} from '../../src/core/demo/plan.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const OPTS: DemoOptions = {seed: 1, len: 128, steps: 200, epochs: 3, backend: 'auto'}
+const OPTS: DemoOptions = {seed: 1, len: 128, steps: 200, epochs: 1, eraEpochs: 3, backend: 'auto'}
 
 describe('span demo', () => {
   it('plans the commands the README shows, every file in its folder', () => {
