@@ -39,7 +39,10 @@ export function tailLines(lines: string[], tokens: number, tok: WordPieceTokeniz
 
 /** Tokens of the held-out masked examples (without [CLS] and [SEP]): the end of the corpus that pre-training did not see. */
 async function heldOutTokens(heldOutFile: string): Promise<number> {
-  const records = (await readFile(heldOutFile, 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as {span?: string; ids?: number[]})
+  const records = (await readFile(heldOutFile, 'utf8'))
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as {span?: string; ids?: number[]})
   return records.filter((r) => r.span !== 'header').reduce((n, r) => n + (r.ids?.length ?? 2) - 2, 0)
 }
 
@@ -47,19 +50,35 @@ const tsv = (rows: [string, number][]) => ['sentence\tlabel', ...rows.map(([s, l
 
 /** The documents of the corpus (blank lines apart), their non-empty lines without tabs. */
 export function documents(text: string): string[][] {
-  return text.split(/\n\s*\n/).map((d) => d.split('\n').map((l) => l.trim()).filter((l) => l.length > 0 && !l.includes('\t')))
+  return text.split(/\n\s*\n/).map((d) =>
+    d
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0 && !l.includes('\t')),
+  )
 }
 
-/** Writes the era task's train and dev TSV; returns the number of dev sentences of each era. */
+/** Writes the era task's train and dev TSV; returns the number of dev sentences of each era (none also said in a training address). */
 export async function writeEraTask(corpus: string, vocab: Vocab, heldOutFile: string, out: {train: string; dev: string}, seed: number): Promise<number> {
   const docs = documents(await readFile(corpus, 'utf8'))
   const rng = new Rng(seed)
-  const [early, late] = [EARLY, LATE].map((ids) => shuffled(ids.flatMap((i) => docs[i]), rng))
+  const [early, late] = [EARLY, LATE].map((ids) =>
+    shuffled(
+      ids.flatMap((i) => docs[i]),
+      rng,
+    ),
+  )
   const n = Math.min(early.length, late.length)
-  const train = shuffled([...early.slice(0, n).map((s): [string, number] => [s, 0]), ...late.slice(0, n).map((s): [string, number] => [s, 1])], rng)
+  const label =
+    (l: number) =>
+    (s: string): [string, number] => [s, l]
+  const train = shuffled([...early.slice(0, n).map(label(0)), ...late.slice(0, n).map(label(1))], rng)
+  const said = new Set([...early, ...late]) // "Thank you." ends more than one address: not a held-out sentence
   const last = docs[docs.length - 1]
-  const m = Math.min(tailLines(last, await heldOutTokens(heldOutFile), new WordPieceTokenizer(vocab, {lowercase: false})), docs[EARLY_DEV].length)
-  const dev: [string, number][] = [...shuffled(docs[EARLY_DEV], rng).slice(0, m).map((s): [string, number] => [s, 0]), ...last.slice(last.length - m).map((s): [string, number] => [s, 1])]
+  const tail = last.slice(last.length - tailLines(last, await heldOutTokens(heldOutFile), new WordPieceTokenizer(vocab, {lowercase: false})))
+  const [earlyDev, lateDev] = [docs[EARLY_DEV], tail].map((d) => d.filter((s) => !said.has(s)))
+  const m = Math.min(earlyDev.length, lateDev.length)
+  const dev = [...shuffled(earlyDev, rng).slice(0, m).map(label(0)), ...lateDev.slice(lateDev.length - m).map(label(1))]
   await writeFile(out.train, tsv(train))
   await writeFile(out.dev, tsv(dev))
   return m
