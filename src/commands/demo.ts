@@ -4,10 +4,11 @@ import {mkdir, readFile, rm} from 'node:fs/promises'
 import {basename, join, resolve} from 'node:path'
 import {SpanCommand, print} from '../base.js'
 import {describePipeline, runPipeline, type Stage} from '../core/demo/pipeline.js'
-import {DEMO_HELD_OUT, dataStages, demoFiles, pretrainStage, splitHeldOut, squadStages, type DemoFiles, type DemoOptions} from '../core/demo/plan.js'
-import {curvesSection, learnedTable, pretrainRow, resultsTable, squadRow, type DemoRow} from '../core/demo/report.js'
+import {DEMO_HELD_OUT, dataStages, demoFiles, eraStages, pretrainStage, splitHeldOut, squadStages, type DemoFiles, type DemoOptions} from '../core/demo/plan.js'
+import {curvesSection, eraRow, eraTable, learnedTable, pretrainRow, resultsTable, squadRow, type DemoRow} from '../core/demo/report.js'
+import {writeEraTask} from '../core/demo/era.js'
 import {modelHeldOut, unigramBaseline} from '../core/demo/learned.js'
-import {DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
+import {DEFAULT_CORPUS, DEFAULT_VOCAB, loadVocab} from '../core/text/vocab.js'
 import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
 import {RUN_MANIFEST} from '../core/train/run-dir.js'
 
@@ -16,17 +17,19 @@ export default class Demo extends SpanCommand {
   static override description =
     'Tokenizes the embedded corpus (State of the Union addresses) with the embedded vocabulary, packs blocks, applies span masking and prints the inspect summary; ' +
     'pre-trains the tiny model briefly (MLM + SBO), fine-tunes it on the embedded SQuAD-format questions, predicts and scores them (a check that the task pipeline runs end to end), ' +
-    'then draws the loss and evaluation curves, a table of results, and last what the model learned: its held-out masked-token cross-entropy and accuracy beside a unigram baseline. ' +
+    'fine-tunes it to tell whether a sentence was spoken before 1910 or after (a task it has to learn) and scores held-out sentences, ' +
+    'then draws the loss and evaluation curves, a table of results, its held-out masked-token figures beside a unigram baseline, and last its accuracy on the era task beside the majority class. ' +
     'Every step is a real `span` command (joined by pipes where the data flows); the commands are printed so you can run them yourself. ' +
     'The metrics NDJSON of each run and its curves (SVG) stay in --dir. ' +
-    'A model this small trained for a minute does not answer questions: SQuAD is there to show the pipeline, the last table what the model learned (README.md, "span demo").'
+    'A model this small trained for a minute does not answer questions: SQuAD is there to show the pipeline; the last table shows what the model learned (README.md, "span demo").'
   static override examples = ['npx span demo', 'npx span demo --dir /tmp/demo --seed 7 --steps 400']
   static override flags = {
     dir: Flags.string({description: 'where the demo writes its files', default: 'span-demo'}),
     seed: Flags.integer({description: 'seed for masking', default: 1}),
     len: Flags.integer({description: 'block length', default: 128}),
     steps: Flags.integer({description: 'pre-training steps (batch 8)', default: 200, min: 1}),
-    'qa-epochs': Flags.integer({description: 'fine-tuning epochs on the QA set (0 skips QA)', default: 3, min: 0}),
+    'qa-epochs': Flags.integer({description: 'fine-tuning epochs on the QA set (0 skips QA)', default: 1, min: 0}),
+    'era-epochs': Flags.integer({description: 'fine-tuning epochs on the before-or-after-1910 task', default: 3, min: 1}),
     backend: Flags.string({description: 'compute backend for training (see span doctor)', default: 'auto'}),
   }
 
@@ -36,19 +39,34 @@ export default class Demo extends SpanCommand {
     const {flags} = await this.parse(Demo)
     const started = Date.now()
     const f = demoFiles(resolve(flags.dir))
-    const o: DemoOptions = {seed: flags.seed, len: flags.len, steps: flags.steps, epochs: flags['qa-epochs'], backend: flags.backend}
+    const o: DemoOptions = {seed: flags.seed, len: flags.len, steps: flags.steps, epochs: flags['qa-epochs'], eraEpochs: flags['era-epochs'], backend: flags.backend}
     await mkdir(f.dir, {recursive: true})
-    for (const d of [f.model, f.qaModel]) if (existsSync(join(d, RUN_MANIFEST))) await rm(d, {recursive: true}) // an earlier demo's runs: a new run takes only a new directory
+    for (const d of [f.model, f.qaModel, f.eraModel]) if (existsSync(join(d, RUN_MANIFEST))) await rm(d, {recursive: true}) // an earlier demo's runs: a new run takes only a new directory
     await this.stage(dataStages(o), f.masked)
     await this.stage([['inspect', f.masked, '--svg', f.spanSvg]])
     const rows: DemoRow[] = []
     const report: string[] = []
     await this.pretrain(f, o, rows, report)
     if (o.epochs > 0) await this.squad(f, o, rows, report)
+    const era = await this.era(f, o, rows)
     const V = loadVocab(DEFAULT_VOCAB).tokens.length
-    const learned = learnedTable(await modelHeldOut(f.pretrainMetrics), await unigramBaseline(f.pretrainTrain, f.pretrainEval, V), DEMO_HELD_OUT, V)
+    const mlm = learnedTable(await modelHeldOut(f.pretrainMetrics), await unigramBaseline(f.pretrainTrain, f.pretrainEval, V), DEMO_HELD_OUT, V)
     this.step(`done: files in ${f.dir}`)
-    await this.say([...report, '', 'results', ...resultsTable(rows, (Date.now() - started) / 1000), '', ...learned, '', ...this.files(f, o)])
+    const total = (Date.now() - started) / 1000
+    await this.say([...report, '', 'results', ...resultsTable(rows, total), '', ...mlm, '', ...this.files(f, o), '', ...era])
+  }
+
+  /** Writes the era task (era.ts), fine-tunes on it, predicts and scores its dev set; returns the last table. */
+  private async era(f: DemoFiles, o: DemoOptions, rows: DemoRow[]): Promise<string[]> {
+    const t = Date.now()
+    const perEra = await writeEraTask(DEFAULT_CORPUS, loadVocab(DEFAULT_VOCAB), f.pretrainEval, {train: f.eraTrain, dev: f.eraDev}, o.seed)
+    const s = eraStages(f, o)
+    await this.stage([s.finetune], f.eraMetrics)
+    await this.stage([s.predict])
+    await this.stage([s.evaluate], f.eraEval)
+    const {acc} = JSON.parse(await readFile(f.eraEval, 'utf8')) as {acc: number}
+    rows.push(eraRow(await readCurvesFile(f.eraMetrics), o.eraEpochs, acc, (Date.now() - t) / 1000))
+    return eraTable(perEra, acc, o.eraEpochs)
   }
 
   /** Pre-trains, keeping its metrics in a file and drawing them; adds its row and curves to the report. */
@@ -77,11 +95,11 @@ export default class Demo extends SpanCommand {
   }
 
   private files(f: DemoFiles, o: DemoOptions): string[] {
-    const metrics = [f.pretrainMetrics, ...(o.epochs > 0 ? [f.squadMetrics] : [])].map((p) => basename(p)).join(', ')
+    const metrics = [f.pretrainMetrics, ...(o.epochs > 0 ? [f.squadMetrics] : []), f.eraMetrics].map((p) => basename(p)).join(', ')
     const charts = [f.spanSvg, f.pretrainSvg, ...(o.epochs > 0 ? [f.squadSvg] : [])].map((p) => basename(p)).join(', ')
     return [
       `files in ${f.dir}: metrics ${metrics}; charts ${charts}; redraw with \`span plot FILE [--svg OUT]\`.`,
-      'SQuAD checks the pipeline; what a minute of pre-training taught the tiny model is the table above (README.md, "span demo").',
+      'SQuAD checks the pipeline; what the tiny model learned in its minute is the table below (README.md, "span demo").',
     ]
   }
 

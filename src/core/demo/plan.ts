@@ -28,6 +28,12 @@ export function demoFiles(dir: string) {
     squadMetrics: at('squad-metrics.ndjson'),
     squadSvg: at('squad-curves.svg'),
     squadEval: at('squad-eval.json'),
+    eraTrain: at('era-train.tsv'),
+    eraDev: at('era-dev.tsv'),
+    eraModel: at('era-model'),
+    eraMetrics: at('era-metrics.ndjson'),
+    eraPred: at('era-pred.tsv'),
+    eraEval: at('era-eval.json'),
   }
 }
 export type DemoFiles = ReturnType<typeof demoFiles>
@@ -37,6 +43,7 @@ export interface DemoOptions {
   len: number
   steps: number
   epochs: number
+  eraEpochs: number
   backend: string
 }
 
@@ -118,5 +125,39 @@ export function squadStages(f: DemoFiles, o: DemoOptions): {finetune: Stage; pre
     ],
     predict: ['predict', 'squad', '--model', f.qaModel, '--data', SQUAD_DEV, '-o', f.qaPred, '--backend', o.backend],
     evaluate: ['eval', 'squad', '--data', SQUAD_DEV, '--pred', join(f.qaPred, 'predictions.json'), '--json'],
+  }
+}
+
+/** Fine-tune on the era task (era.ts) from the pre-trained model (no --dev: its last checkpoint, nothing chosen on the dev set), predict its dev set, score it. */
+export function eraStages(f: DemoFiles, o: DemoOptions): {finetune: Stage; predict: Stage; evaluate: Stage} {
+  return {
+    finetune: [
+      'finetune',
+      'glue',
+      '--task',
+      'sst2',
+      '--init',
+      f.model,
+      '--train',
+      f.eraTrain,
+      '--out',
+      f.eraModel,
+      '--backend',
+      o.backend,
+      '--max-len',
+      '64',
+      '--epochs',
+      String(o.eraEpochs),
+      '--batch-size',
+      '32',
+      '--lr',
+      '1e-3',
+      '--seed',
+      String(o.seed),
+      '--log-every',
+      '10',
+    ],
+    predict: ['predict', 'glue', '--model', f.eraModel, '--data', f.eraDev, '-o', f.eraPred, '--backend', o.backend],
+    evaluate: ['eval', 'glue', '--task', 'sst2', '--gold', f.eraDev, '--pred', f.eraPred, '--json'],
   }
 }

@@ -82,12 +82,38 @@ export function learnedTable(
       .join('   ')}`.trimEnd()
   const group = (name: string, j: number) => name.padEnd(w[j] + 3 + w[j + 1])
   return [
-    `what the tiny model learned in ${model.step} steps: the ${model.mlm.targets} masked tokens of the ${held} held-out examples`,
+    `pre-training, held out: the ${model.mlm.targets} masked tokens of the ${held} held-out examples after ${model.step} steps`,
     `  ${''.padEnd(w[0])}   ${group('uniform guess', 1)}   ${group('tiny model', 3)}   token frequencies`.trimEnd(),
     ...rows.map(line),
     '  (cross-entropy in nats, lower is better. A uniform guess over the vocabulary is where the untrained model starts; the',
     '  token frequencies of the training text, a unigram model that sees no context, are what a short run learns first;',
     "  going below them takes the context, and longer training than a demo's minute)",
+  ]
+}
+
+const percent = (x: number) => `${(100 * x).toFixed(1)}%`
+
+/** The era task's row (era.ts): epochs and steps, the dev accuracy beside the majority class's. */
+export function eraRow(c: Curves, epochs: number, acc: number, seconds: number): DemoRow {
+  const what = `${epochs} epoch${epochs === 1 ? '' : 's'}, ${c.steps[1]} steps`
+  return {stage: 'before or after 1910?', what, result: `dev accuracy ${percent(acc)} (majority class 50.0%)`, seconds}
+}
+
+/**
+ * The demo's last table: what the tiny model learned, a task it had to learn (was a held-out
+ * sentence spoken before 1910 or after, era.ts) beside the trivial baseline, the majority class,
+ * which scores exactly 50% on the balanced dev set.
+ */
+export function eraTable(perEra: number, acc: number, epochs: number): string[] {
+  const n = 2 * perEra
+  const right = (x: number) => `${Math.round(x * n)} of ${n}`
+  return [
+    `what the tiny model learned: was a sentence spoken before 1910 or after? (${perEra} sentences of the 1862 address, ${perEra} of the end of the 2016 one; neither run saw them)`,
+    '                                                     dev accuracy',
+    `  majority class (the trivial baseline)              ${percent(0.5).padStart(6)}   ${right(0.5)}`,
+    `  tiny model, pre-trained then fine-tuned ${String(epochs).padStart(2)} epoch${epochs === 1 ? ' ' : 's'}  ${percent(acc).padStart(6)}   ${right(acc)}`,
+    '  (fine-tuned on as many sentences of the 1790, 1801, 1823 and 1901 addresses as of 1913 to 2000; span predict glue',
+    '  and span eval glue scored it)',
   ]
 }
 

@@ -1,5 +1,5 @@
 import {describe, expect, it} from 'vitest'
-import {curvesSection, duration, learnedTable, pretrainRow, resultsTable, squadRow} from '../../../src/core/demo/report.js'
+import {curvesSection, duration, eraRow, eraTable, learnedTable, pretrainRow, resultsTable, squadRow} from '../../../src/core/demo/report.js'
 import {CurveBuilder} from '../../../src/core/plot/curves.js'
 
 function build(recs: object[]) {
@@ -43,7 +43,7 @@ describe('demo report', () => {
     const unigram = {mlm: {crossEntropy: 6.6009, accuracy: 0.0323, targets: 340}, sbo: {crossEntropy: 6.627, accuracy: 0.035, targets: 313}}
     const table = learnedTable(model, unigram, 20, 6748)
     expect(table.slice(0, 5)).toEqual([
-      'what the tiny model learned in 200 steps: the 340 masked tokens of the 20 held-out examples',
+      'pre-training, held out: the 340 masked tokens of the 20 held-out examples after 200 steps',
       '                                    uniform guess              tiny model                 token frequencies',
       '                                    cross-entropy   accuracy   cross-entropy   accuracy   cross-entropy   accuracy',
       '  masked tokens (MLM head)                   8.82      0.01%            6.20       9.1%            6.60       3.2%',
@@ -51,6 +51,18 @@ describe('demo report', () => {
     ])
     expect(table[5]).toMatch(/^ {2}\(cross-entropy in nats, lower is better\. A uniform guess over the vocabulary is where the untrained model starts/)
     expect(learnedTable({...model, sbo: null}, unigram, 20, 6748)).toHaveLength(7) // mlm only
+  })
+
+  it('ends on the era task: the dev accuracy beside the majority class', () => {
+    expect(eraRow(SQUAD, 3, 0.7303, 20).result).toBe('dev accuracy 73.0% (majority class 50.0%)')
+    expect(eraTable(102, 149 / 204, 3)).toEqual([
+      'what the tiny model learned: was a sentence spoken before 1910 or after? (102 sentences of the 1862 address, 102 of the end of the 2016 one; neither run saw them)',
+      '                                                     dev accuracy',
+      '  majority class (the trivial baseline)               50.0%   102 of 204',
+      '  tiny model, pre-trained then fine-tuned  3 epochs   73.0%   149 of 204',
+      '  (fine-tuned on as many sentences of the 1790, 1801, 1823 and 1901 addresses as of 1913 to 2000; span predict glue',
+      '  and span eval glue scored it)',
+    ])
   })
 
   it('says when a run logged no loss', () => {
