@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include "abi.h"
+#include "state.h"
 
 namespace span_cuda {
 
@@ -51,7 +52,9 @@ void freeMemory(void* lib, SPAN_CUdevice dev, DeviceInfo& info) {
   if (retain(&ctx, dev) != SPAN_CUDA_SUCCESS) return;
   size_t total = 0;
   if (setCurrent(ctx) == SPAN_CUDA_SUCCESS) memInfo(&info.freeMem, &total);
-  setCurrent(nullptr);
+  // The backend's context stays current when it is open (a probe after the start: doctor, the memory plan)
+  span_cuda::State& s = span_cuda::state();
+  setCurrent(s.open ? s.ctx : nullptr);
   release(dev);
 }
 

@@ -7,6 +7,7 @@ import {pipeline} from 'node:stream/promises'
 import {SpanError, errorAt} from '../stream/errors.js'
 import {maxLineBytes} from '../stream/bytelines.js'
 import type {Rec} from '../stream/ndjson.js'
+import {shownPath} from '../util/dirs.js'
 
 /** What the indexing pass found out about a file (saved with checkpoints to check a resume). */
 export interface FileFingerprint {
@@ -46,7 +47,7 @@ export class RecordIndex {
     const temp = stdin ? await mkdtemp(join(tmpdir(), 'span-pretrain-')) : null
     const file = temp ? join(temp, 'stdin.ndjson') : path
     if (temp) await pipeline(process.stdin, createWriteStream(file))
-    const index = new RecordIndex(file, stdin ? 'stdin' : path, temp)
+    const index = new RecordIndex(file, stdin ? 'stdin' : shownPath(path), temp) // errors name the file as typed
     await index.scan(onRecord, onHeader)
     index.fd = openSync(file, 'r')
     return index

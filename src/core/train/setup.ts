@@ -11,6 +11,7 @@ import {type Vocab, loadVocab} from '../text/vocab.js'
 import type {TrainConfig} from './config.js'
 import {type DataKind, type DataRules, checkRecord, guessKind} from './examples.js'
 import {RecordIndex} from './index-file.js'
+import {shownPath} from '../util/dirs.js'
 
 /** The training data, indexed and checked against the model, with what masking it needs. */
 export interface TrainData {
@@ -112,7 +113,7 @@ export async function prepareData(
 ): Promise<TrainData & {model: BertConfig}> {
   let header: Header | null = null
   let ready: (Ready & {model: BertConfig}) | null = null
-  let name = c.input === '-' || c.input === '' ? 'stdin' : c.input
+  let name = c.input === '-' || c.input === '' ? 'stdin' : shownPath(c.input)
   let longest = 0
   const onHeader = (rec: Rec) => {
     header = parseHeader(rec, name)

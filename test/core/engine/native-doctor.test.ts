@@ -69,7 +69,7 @@ describe('without the addon (SPAN_NATIVE_ADDON naming a missing file)', () => {
     expect(notices).toHaveLength(1)
     expect(notices[0]).toMatch(/\(the addon is not built .*\); using wasm, several times slower \(see span doctor\)$/)
     expect(r.stderr).toContain('backend wasm')
-    const explicit = span([...args, '--backend', 'native'], masked)
+    const explicit = span([...args.slice(0, -1), `${args.at(-1)}-2`, '--backend', 'native'], masked) // a new run needs an empty --out
     expect(explicit.status).not.toBe(0)
     expect(explicit.stderr.trim()).toMatch(/^span pretrain: --backend native is not available: the addon is not built/)
   })

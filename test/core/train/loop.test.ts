@@ -104,7 +104,7 @@ describe('saving a checkpoint on a full disk', () => {
       await f.write(p)
     }})
     const err = await saveTrainingCheckpoint(dir, model, opt, fixtureVocab.info.path, state(20), enospc).catch((e: Error) => e)
-    expect((err as Error).message).toBe(`${dir}: could not save the checkpoint of step 20: no space left on device (ENOSPC); any previous checkpoint there is unchanged`)
+    expect((err as Error).message).toBe(`${dir}: could not save the checkpoint of step 20: ${join(dir, 'vocab.txt')}: no space left on device (ENOSPC); any previous checkpoint there is unchanged`) // the file that did not fit
     expect(readdirSync(dir).sort()).toEqual([...before.keys()].sort()) // no temporary files left
     for (const [f, bytes] of before) expect(readFileSync(join(dir, f)).equals(bytes)).toBe(true)
     expect(JSON.parse(readFileSync(join(dir, 'trainer_state.json'), 'utf8')).step).toBe(10)
