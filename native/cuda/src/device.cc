@@ -63,6 +63,12 @@ size_t sizeClass(size_t bytes) {
 
 }  // namespace
 
+/** The open context, for the loader's probe to leave current (loader.cc's weak reference). */
+SPAN_CUcontext openContext() {
+  State& s = state();
+  return s.open ? s.ctx : nullptr;
+}
+
 std::string deviceOpen(void* cu, void* nvrtc, void* lt, int ordinal) {
   State& s = state();
   if (s.open) {  // again (a probe in between may have left another context current): make ours current

@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 
 #include "abi.h"
-#include "state.h"
 
 namespace span_cuda {
 
@@ -26,6 +25,10 @@ Opened openFirst(const std::vector<std::string>& candidates) {
   if (candidates.empty()) out.error = "no candidate path";
   return out;
 }
+
+// The backend's open context, or null (device.cc, in the addon); a weak reference, so tools that
+// link the loader alone (tools/nvrtc-compile.cc) build without the device runtime.
+__attribute__((weak)) SPAN_CUcontext openContext();
 
 namespace {
 
@@ -53,8 +56,7 @@ void freeMemory(void* lib, SPAN_CUdevice dev, DeviceInfo& info) {
   size_t total = 0;
   if (setCurrent(ctx) == SPAN_CUDA_SUCCESS) memInfo(&info.freeMem, &total);
   // The backend's context stays current when it is open (a probe after the start: doctor, the memory plan)
-  span_cuda::State& s = span_cuda::state();
-  setCurrent(s.open ? s.ctx : nullptr);
+  setCurrent(openContext ? openContext() : nullptr);
   release(dev);
 }
 
