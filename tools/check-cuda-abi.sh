@@ -80,6 +80,10 @@ C
   SAME(sizeof(void*), sizeof(CUfunction));
   SAME(sizeof(void*), sizeof(CUevent));
   SAME(sizeof(int), sizeof(CUfunction_attribute));
+  SAME(sizeof(void*), sizeof(CUgraph));
+  SAME(sizeof(void*), sizeof(CUgraphExec));
+  SAME(sizeof(int), sizeof(CUstreamCaptureMode));
+  SAME(sizeof(int), sizeof(CUstreamCaptureStatus));
 C
         ;;
       nvrtc)

@@ -31,6 +31,10 @@ typedef CUmodule SPAN_CUmodule;
 typedef CUfunction SPAN_CUfunction;
 typedef CUevent SPAN_CUevent;
 typedef CUfunction_attribute SPAN_CUfunction_attribute;
+typedef CUgraph SPAN_CUgraph;
+typedef CUgraphExec SPAN_CUgraphExec;
+typedef CUstreamCaptureMode SPAN_CUstreamCaptureMode;
+typedef CUstreamCaptureStatus SPAN_CUstreamCaptureStatus;
 #else
 typedef int SPAN_CUresult;
 typedef int SPAN_CUdevice;
@@ -42,6 +46,10 @@ typedef struct SPAN_CUmod_st* SPAN_CUmodule;
 typedef struct SPAN_CUfunc_st* SPAN_CUfunction;
 typedef struct SPAN_CUevent_st* SPAN_CUevent;
 typedef int SPAN_CUfunction_attribute;
+typedef struct SPAN_CUgraph_st* SPAN_CUgraph;
+typedef struct SPAN_CUgraphExec_st* SPAN_CUgraphExec;
+typedef int SPAN_CUstreamCaptureMode;
+typedef int SPAN_CUstreamCaptureStatus;
 #endif
 
 #define SPAN_CUDA_SUCCESS 0
@@ -113,6 +121,28 @@ typedef SPAN_CUresult (*span_cuFuncSetAttribute_t)(SPAN_CUfunction fn, SPAN_CUfu
 typedef SPAN_CUresult (*span_cuLaunchKernel_t)(SPAN_CUfunction fn, unsigned int gridX, unsigned int gridY, unsigned int gridZ, unsigned int blockX,
                                                unsigned int blockY, unsigned int blockZ, unsigned int sharedMemBytes, SPAN_CUstream stream,
                                                void** kernelParams, void** extra);
+
+/* Stream capture and graphs (docs/cuda-backend.md, "One step as a CUDA Graph"). Names as the
+   symbols are exported in CUDA 11.8 and 13: cuda.h maps cuStreamBeginCapture to
+   cuStreamBeginCapture_v2 in both; it maps cuGraphInstantiate to cuGraphInstantiate_v2 (11.8, with
+   an error node and log) and to cuGraphInstantiateWithFlags (12+), so span calls
+   cuGraphInstantiateWithFlags by that name, which both export with this prototype. */
+#define SPAN_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED 900
+#define SPAN_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED 901
+#define SPAN_CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD 908
+#define SPAN_CU_STREAM_CAPTURE_STATUS_NONE 0
+#define SPAN_CU_STREAM_CAPTURE_STATUS_ACTIVE 1
+#define SPAN_CU_STREAM_CAPTURE_STATUS_INVALIDATED 2
+#define SPAN_CU_STREAM_CAPTURE_MODE_GLOBAL 0
+#define SPAN_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL 1
+#define SPAN_CU_STREAM_CAPTURE_MODE_RELAXED 2
+typedef SPAN_CUresult (*span_cuStreamBeginCapture_v2_t)(SPAN_CUstream stream, SPAN_CUstreamCaptureMode mode);
+typedef SPAN_CUresult (*span_cuStreamEndCapture_t)(SPAN_CUstream stream, SPAN_CUgraph* graph);
+typedef SPAN_CUresult (*span_cuStreamIsCapturing_t)(SPAN_CUstream stream, SPAN_CUstreamCaptureStatus* status);
+typedef SPAN_CUresult (*span_cuGraphInstantiateWithFlags_t)(SPAN_CUgraphExec* exec, SPAN_CUgraph graph, unsigned long long flags);
+typedef SPAN_CUresult (*span_cuGraphLaunch_t)(SPAN_CUgraphExec exec, SPAN_CUstream stream);
+typedef SPAN_CUresult (*span_cuGraphExecDestroy_t)(SPAN_CUgraphExec exec);
+typedef SPAN_CUresult (*span_cuGraphDestroy_t)(SPAN_CUgraph graph);
 
 /* ---- NVRTC (nvrtc.h) ---- */
 #ifdef SPAN_ABI_CHECK_NVRTC
