@@ -10,6 +10,7 @@
 #include "loader.h"
 
 void defineDevice(napi_env env, napi_value exports);  // bindings.cc
+void defineGraph(napi_env env, napi_value exports);   // graph.cc
 
 namespace {
 
@@ -116,6 +117,7 @@ napi_value Init(napi_env env, napi_value exports) {
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   defineDevice(env, exports);
+  defineGraph(env, exports);
   return exports;
 }
 

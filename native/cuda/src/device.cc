@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "abi.h"
+#include "graph.h"
 #include "state.h"
 
 namespace span_cuda {
@@ -135,6 +136,7 @@ std::string deviceFree(uint64_t ptr) {
 }
 
 std::string deviceEmptyCache() {
+  if (std::string e = graphBreak("emptyCache"); !e.empty()) return e;
   State& s = state();
   std::string e = cuError("cuStreamSynchronize", s.cuStreamSynchronize(s.stream));
   for (auto& [size, list] : s.freeLists) {
@@ -161,12 +163,14 @@ AllocStats deviceStats() {
 
 std::string deviceUpload(uint64_t dst, const void* src, size_t bytes) {
   if (bytes == 0) return "";
+  if (graphRecording()) return graphRecordUpload(dst, src, bytes);
   State& s = state();
   // A pageable source: the driver stages it before returning, so the caller may reuse it at once.
   return cuError("cuMemcpyHtoDAsync", s.cuMemcpyHtoDAsync(dst, src, bytes, s.stream));
 }
 
 std::string deviceDownloadSync(void* dst, uint64_t src, size_t bytes) {
+  if (std::string e = graphBreak("a synchronous read of device memory"); !e.empty()) return e;
   State& s = state();
   if (bytes > 0) {
     std::string e = cuError("cuMemcpyDtoHAsync", s.cuMemcpyDtoHAsync(dst, src, bytes, s.stream));
@@ -177,22 +181,26 @@ std::string deviceDownloadSync(void* dst, uint64_t src, size_t bytes) {
 
 std::string deviceCopy(uint64_t dst, uint64_t src, size_t bytes) {
   if (bytes == 0) return "";
+  if (graphRecording()) return graphRecordCopy(dst, src, bytes);
   State& s = state();
   return cuError("cuMemcpyDtoDAsync", s.cuMemcpyDtoDAsync(dst, src, bytes, s.stream));
 }
 
 std::string deviceMemsetD32(uint64_t dst, uint32_t value, size_t count) {
   if (count == 0) return "";
+  if (graphRecording()) return graphRecordMemsetD32(dst, value, count);
   State& s = state();
   return cuError("cuMemsetD32Async", s.cuMemsetD32Async(dst, value, count, s.stream));
 }
 
 std::string deviceSync() {
+  if (std::string e = graphBreak("a stream synchronisation"); !e.empty()) return e;
   State& s = state();
   return cuError("cuStreamSynchronize", s.cuStreamSynchronize(s.stream));
 }
 
 std::string deviceReadStart(uint64_t src, size_t bytes, int* id) {
+  if (std::string e = graphBreak("a read of device memory"); !e.empty()) return e;
   State& s = state();
   PendingRead r;
   r.bytes = bytes;

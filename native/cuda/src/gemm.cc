@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include "device.h"
+#include "graph.h"
 #include "state.h"
 
 namespace span_cuda {
@@ -85,6 +86,7 @@ std::string ltOpen(State& s) {
 std::string deviceGemm(const Gemm& g) {
   State& s = state();
   if (g.C.rows == 0 || g.C.cols == 0 || g.batch == 0) return "";
+  if (graphRecording()) return graphRecordGemm(g);
   SPAN_cublasLtMatmulDesc_t d = nullptr;
   SPAN_cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   std::string e = describe(g, &d);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "device.h"
+#include "graph.h"
 #include "state.h"
 
 namespace span_cuda {
@@ -111,6 +112,7 @@ std::string deviceLaunch(int fn, const unsigned grid[3], const unsigned block[3]
     params[i] = slot;
   }
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0) return "";  // nothing to do (an empty tensor)
+  if (graphRecording()) return graphRecordLaunch(fn, grid, block, shared, types, values);
   return cuError("cuLaunchKernel", s.cuLaunchKernel(s.functions[fn], grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, s.stream,
                                                     params.data(), nullptr));
 }

@@ -255,18 +255,23 @@ SPAN_cublasStatus_t cublasLtMatmul(SPAN_cublasLtHandle_t handle, SPAN_cublasLtMa
                                    void* workspace, size_t workspaceSize, SPAN_cudaStream_t stream) {
   (void)algo, (void)workspace, (void)workspaceSize;
   if (!handle) return SPAN_CUBLAS_STATUS_NOT_INITIALIZED;
-  // The product runs now, on the host: first the work queued before it on the stream (the libcuda
-  // stand-in under SPAN_STANDIN_DEFER=1 holds it until a synchronisation), so that it reads what
-  // the stream order says it reads. Without a libcuda in the process (lt-run alone), nothing waits.
-  static const auto sync = reinterpret_cast<span_cuStreamSynchronize_t>(dlsym(RTLD_DEFAULT, "cuStreamSynchronize"));
-  if (sync && stream) sync(reinterpret_cast<SPAN_CUstream>(stream));
   Problem p;
   int s = describe(desc ? &desc->d : nullptr, Adesc ? &Adesc->l : nullptr, Bdesc ? &Bdesc->l : nullptr, Cdesc ? &Cdesc->l : nullptr,
                    Ddesc ? &Ddesc->l : nullptr, p);
   if (s == SPAN_CUBLAS_STATUS_SUCCESS) s = bind(p, alpha, A, B, beta, C, D);
   if (s != SPAN_CUBLAS_STATUS_SUCCESS) return s;
-  if (p.m > 0 && p.n > 0) run(p);
-  return SPAN_CUBLAS_STATUS_SUCCESS;
+  if (p.m <= 0 || p.n <= 0) return SPAN_CUBLAS_STATUS_SUCCESS;
+  // The product is stream work: with the libcuda stand-in in the process, it goes on the stream
+  // through spanStandinEnqueueHost (run in stream order, queued under SPAN_STANDIN_DEFER=1, or
+  // recorded into the stream's capture with the problem as it is now, as the real library's kernels
+  // are). Without it (lt-run alone), it runs now.
+  using Enqueue = int (*)(void*, int (*)(void*), void*, void (*)(void*));
+  static const auto enqueue = reinterpret_cast<Enqueue>(dlsym(RTLD_DEFAULT, "spanStandinEnqueueHost"));
+  if (!enqueue) return run(p), SPAN_CUBLAS_STATUS_SUCCESS;
+  auto* held = new Problem(p);
+  int r = enqueue(
+      stream, [](void* q) -> int { return run(*static_cast<Problem*>(q)), 0; }, held, [](void* q) { delete static_cast<Problem*>(q); });
+  return r == 0 ? SPAN_CUBLAS_STATUS_SUCCESS : SPAN_CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 }  // extern "C"

@@ -7,7 +7,11 @@
 // built; cuLaunchKernel runs the kernel through the emulator (emu/scheduler.cc). A launch or
 // copy that touches memory outside a live allocation fails with a message on stderr and from
 // spanStandinLastError(); a failed kernel (deadlock, trap) is a sticky CUDA_ERROR_LAUNCH_FAILED,
-// as a GPU fault is. Test-only: never shipped, never on a library path.
+// as a GPU fault is. Stream capture records stream work into a graph instead of running it (a
+// launch keeps its parameter values, a copy its addresses) and cuGraphLaunch replays it; what the
+// driver refuses during capture (allocation, synchronous copies, synchronising or querying a
+// capturing stream, pageable host memory in a captured copy) fails with its error and invalidates
+// the capture (docs/cuda-standins.md). Test-only: never shipped, never on a library path.
 //   SPAN_STANDIN_DEVICES  how many devices (default 1)     SPAN_STANDIN_MEM_MB  memory of each (16384)
 //   SPAN_EMU_SCHEDULE     inorder|reverse|random[:seed]|warp   SPAN_STANDIN_QUIET=1  no stderr lines
 //   SPAN_STANDIN_GUARD=0  allocations from the heap, unguarded (by default each ends at an inaccessible page
@@ -24,8 +28,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../emu/scheduler.h"
@@ -47,12 +53,17 @@ enum : int {
   NO_BINARY_FOR_GPU = 209,
   INVALID_PTX = 218,
   INVALID_HANDLE = 400,
+  ILLEGAL_STATE = 401,
   NOT_FOUND = 500,
   NOT_READY = 600,
   ILLEGAL_ADDRESS = 700,
   ASSERT = 710,
   LAUNCH_FAILED = 719,
   NOT_SUPPORTED = 801,
+  CAPTURE_UNSUPPORTED = 900,
+  CAPTURE_INVALIDATED = 901,
+  CAPTURED_EVENT = 907,
+  CAPTURE_WRONG_THREAD = 908,
   UNKNOWN = 999,
 };
 
@@ -72,12 +83,17 @@ const ErrorText kErrors[] = {
     {NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
     {INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
     {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {ASSERT, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
     {LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+    {CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
+    {CAPTURED_EVENT, "CUDA_ERROR_CAPTURED_EVENT", "operation not permitted on an event last recorded in a capturing stream"},
+    {CAPTURE_WRONG_THREAD, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "attempt to terminate a thread-local capture sequence from another thread"},
     {UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -99,6 +115,7 @@ struct Module {
 struct Event {
   unsigned flags;
   bool recorded = false;
+  bool captured = false;  // last recorded into a capture: query and synchronize refuse it (CUDA_ERROR_CAPTURED_EVENT)
   double ms = 0;
 };
 
@@ -109,7 +126,9 @@ std::recursive_mutex mu;
 bool initialised = false;
 int sticky = OK;  // a kernel fault: every later call fails with it
 std::string lastError;
-unsigned long long launches = 0;
+unsigned long long launches = 0;      // cuLaunchKernel calls that ran (or queued) a kernel, not captured ones
+unsigned long long submissions = 0;   // work put on a stream outside capture: launches, copies, memsets, event records, host work (cuBLASLt)
+unsigned long long graphLaunches = 0;  // cuGraphLaunch calls
 std::vector<Ctx*> primary;
 thread_local Ctx* current = nullptr;
 std::set<void*> streams, events, modules;
@@ -161,6 +180,62 @@ int flush() {
   }
   return sticky;
 }
+
+// ---- stream capture: work recorded into a graph instead of run (cuStreamBeginCapture … cuGraphLaunch) ----
+
+using Work = std::function<int()>;
+struct Capture {
+  int mode;  // CU_STREAM_CAPTURE_MODE_GLOBAL 0, THREAD_LOCAL 1, RELAXED 2
+  std::thread::id thread;
+  bool invalid = false;
+  std::vector<Work> nodes;
+};
+/** A graph or an executable graph: its nodes in stream order (one stream, so a chain), shared with launches still queued. */
+struct Graph {
+  std::shared_ptr<const std::vector<Work>> nodes;
+};
+std::map<void*, Capture> captures;  // by stream
+std::set<void*> graphs, execs;
+
+/**
+ * Stream work: recorded when `stream` is capturing (not run; launches keep the parameter values
+ * they had at capture, copies and memsets their addresses and values, as CUDA's graph nodes do),
+ * else run or queued as before. Work on an invalidated capture fails as the driver's does.
+ */
+int enqueueOn(void* stream, Work work) {
+  auto c = captures.find(stream);
+  if (c == captures.end()) return submissions++, enqueue(std::move(work));
+  if (c->second.invalid) return fail(CAPTURE_INVALIDATED, "capture", "work on a stream whose capture was invalidated");
+  c->second.nodes.push_back(std::move(work));
+  return OK;
+}
+
+/**
+ * A call the driver calls potentially unsafe during capture (an allocation or free, a synchronous
+ * copy or memset): refused while a capture not begun RELAXED is active (GLOBAL: from any thread;
+ * THREAD_LOCAL: from the capturing one), and those captures are invalidated, as the driver does.
+ */
+int unsafeUnderCapture(const char* api) {
+  std::string modes;
+  for (auto& [stream, c] : captures) {
+    if (c.mode == 2 || (c.mode == 1 && c.thread != std::this_thread::get_id())) continue;
+    c.invalid = true;
+    modes = c.mode == 0 ? "GLOBAL" : "THREAD_LOCAL";
+  }
+  if (modes.empty()) return OK;
+  return fail(CAPTURE_UNSUPPORTED, api, "not permitted while a stream is capturing (mode " + modes + "); the capture is invalidated");
+}
+
+/** A synchronisation or query of `stream` (all streams when null): refused, and the capture invalidated, while it captures. */
+int syncUnderCapture(const char* api, void* stream, bool anyStream) {
+  bool hit = false;
+  for (auto& [s, c] : captures)
+    if (anyStream || s == stream) hit = c.invalid = true;
+  return hit ? fail(CAPTURE_UNSUPPORTED, api, "a capturing stream cannot be synchronised or queried; the capture is invalidated") : OK;
+}
+
+/** Whether a copy's host side is pageable (not cuMemAllocHost memory): a captured copy may not use it (the driver stages pageable memory when the call is made, which a replay cannot repeat). */
+bool pageable(const void* host) { return !span_standin::checkPointer(reinterpret_cast<uintptr_t>(host)).empty(); }
 
 double nowMs() { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -265,15 +340,19 @@ int copy(const char* api, void* dst, const void* src, size_t n, bool dstDevice, 
   if (!why.empty()) return fail(INVALID_VALUE, api, why);
   if (!n) return OK;
   if (!stream && strstr(api, "Async") == nullptr) {  // a synchronous copy: everything before it first
-    if ((r = flush()) != OK) return r;
+    if ((r = unsafeUnderCapture(api)) != OK || (r = flush()) != OK) return r;
     memmove(dst, src, n);
     return OK;
   }
-  if (!srcDevice && span_standin::checkPointer(reinterpret_cast<uintptr_t>(src)).size()) {  // pageable host memory is staged at once
-    auto staged = std::make_shared<std::string>(static_cast<const char*>(src), n);
-    return enqueue([dst, staged]() -> int { return memmove(dst, staged->data(), staged->size()), OK; });
+  if (captures.count(stream) && ((!srcDevice && pageable(src)) || (!dstDevice && pageable(dst)))) {
+    captures[stream].invalid = true;
+    return fail(CAPTURE_UNSUPPORTED, api, "pageable host memory in a captured copy (use cuMemAllocHost memory); the capture is invalidated");
   }
-  return enqueue([dst, src, n]() -> int { return memmove(dst, src, n), OK; });
+  if (!srcDevice && pageable(src)) {  // pageable host memory is staged at once
+    auto staged = std::make_shared<std::string>(static_cast<const char*>(src), n);
+    return enqueueOn(stream, [dst, staged]() -> int { return memmove(dst, staged->data(), staged->size()), OK; });
+  }
+  return enqueueOn(stream, [dst, src, n]() -> int { return memmove(dst, src, n), OK; });
 }
 
 int memsetN(const char* api, uintptr_t dst, unsigned value, size_t n, size_t width, void* stream) {
@@ -283,7 +362,8 @@ int memsetN(const char* api, uintptr_t dst, unsigned value, size_t n, size_t wid
   if (dst % width) return fail(INVALID_VALUE, api, "the address is not aligned to the element size");
   std::string why = span_standin::checkRange(dst, n * width);
   if (!why.empty()) return fail(INVALID_VALUE, api, why);
-  return enqueue([dst, value, n, width]() -> int {
+  if (!stream && strstr(api, "Async") == nullptr && (r = unsafeUnderCapture(api)) != OK) return r;
+  return enqueueOn(stream, [dst, value, n, width]() -> int {
     if (width == 1) memset(reinterpret_cast<void*>(dst), static_cast<int>(value), n);
     else
       for (size_t i = 0; i < n; i++) reinterpret_cast<uint32_t*>(dst)[i] = value;
@@ -292,10 +372,10 @@ int memsetN(const char* api, uintptr_t dst, unsigned value, size_t n, size_t wid
 }
 
 /** A launch, run now or later: its parameter values are copied here, as cuLaunchKernel copies them. */
-int runLaunch(span_emu::Launch L, void** params) {
+int runLaunch(span_emu::Launch L, void** params, void* stream) {
   auto bytes = std::make_shared<std::vector<std::vector<char>>>();
   for (unsigned i = 0; i < L.kernel->paramCount; i++) bytes->emplace_back(static_cast<char*>(params[i]), static_cast<char*>(params[i]) + L.kernel->params[i].size);
-  return enqueue([L, bytes]() mutable -> int {
+  return enqueueOn(stream, [L, bytes]() mutable -> int {
     std::vector<void*> ptrs;
     for (auto& b : *bytes) ptrs.push_back(b.data());
     L.params = ptrs.data();
@@ -397,7 +477,8 @@ EXPORT int cuCtxGetDevice(int* dev) {
 EXPORT int cuCtxSynchronize() {
   LOCK;
   int r = ready();
-  return r ? r : flush();
+  if (r || (r = syncUnderCapture("cuCtxSynchronize", nullptr, true)) != OK) return r;
+  return flush();
 }
 
 // ---- memory ----
@@ -417,6 +498,7 @@ EXPORT int cuMemAlloc_v2(unsigned long long* p, size_t bytes) {
   int r = ready();
   if (r) return r;
   if (!p || bytes == 0) return INVALID_VALUE;
+  if ((r = unsafeUnderCapture("cuMemAlloc")) != OK) return r;
   *p = span_standin::allocate(bytes, false);
   return *p ? OK : fail(OUT_OF_MEMORY, "cuMemAlloc", std::to_string(bytes) + " bytes: the stand-in device's memory is used up");
 }
@@ -425,29 +507,37 @@ EXPORT int cuMemFree_v2(unsigned long long p) {
   int r = ready();
   if (r) return r;
   if (p == 0) return OK;
+  if ((r = unsafeUnderCapture("cuMemFree")) != OK) return r;
   if ((r = flush()) != OK) return r;  // cuMemFree waits for the work that may use the memory
   return span_standin::release(p, false) ? OK : fail(INVALID_VALUE, "cuMemFree", span_standin::checkPointer(p).empty() ? "not the start of an allocation" : span_standin::checkPointer(p));
 }
-EXPORT int cuMemAllocAsync(unsigned long long* p, size_t bytes, void* stream) { return validStream(stream) ? cuMemAlloc_v2(p, bytes) : INVALID_HANDLE; }
+EXPORT int cuMemAllocAsync(unsigned long long* p, size_t bytes, void* stream) {
+  LOCK;
+  if (captures.count(stream)) return fail(NOT_SUPPORTED, "cuMemAllocAsync", "the stand-in does not model graph memory nodes");
+  return validStream(stream) ? cuMemAlloc_v2(p, bytes) : INVALID_HANDLE;
+}
 EXPORT int cuMemFreeAsync(unsigned long long p, void* stream) {
   LOCK;
   int r = ready();
   if (r || !validStream(stream)) return r ? r : INVALID_HANDLE;
   if (!span_standin::checkRange(p, 1).empty()) return fail(INVALID_VALUE, "cuMemFreeAsync", span_standin::checkPointer(p));
-  return enqueue([p]() -> int { return span_standin::release(p, false) ? OK : INVALID_VALUE; });
+  if (captures.count(stream)) return fail(NOT_SUPPORTED, "cuMemFreeAsync", "the stand-in does not model graph memory nodes");
+  return enqueueOn(stream, [p]() -> int { return span_standin::release(p, false) ? OK : INVALID_VALUE; });
 }
 EXPORT int cuMemAllocHost_v2(void** p, size_t bytes) {
   LOCK;
   int r = ready();
   if (r) return r;
   if (!p || bytes == 0) return INVALID_VALUE;
+  if ((r = unsafeUnderCapture("cuMemAllocHost")) != OK) return r;
   *p = reinterpret_cast<void*>(span_standin::allocate(bytes, true));
   return *p ? OK : OUT_OF_MEMORY;
 }
 EXPORT int cuMemFreeHost(void* p) {
   LOCK;
   int r = ready();
-  return r ? r : span_standin::release(reinterpret_cast<uintptr_t>(p), true) ? OK : fail(INVALID_VALUE, "cuMemFreeHost", "not a cuMemAllocHost allocation");
+  if (r || (r = unsafeUnderCapture("cuMemFreeHost")) != OK) return r;
+  return span_standin::release(reinterpret_cast<uintptr_t>(p), true) ? OK : fail(INVALID_VALUE, "cuMemFreeHost", "not a cuMemAllocHost allocation");
 }
 
 #define DEV(p) reinterpret_cast<void*>(static_cast<uintptr_t>(p))
@@ -476,19 +566,22 @@ EXPORT int cuStreamCreate(void** s, unsigned flags) {
 EXPORT int cuStreamDestroy_v2(void* s) {
   LOCK;
   if (!streams.erase(s)) return INVALID_HANDLE;
+  captures.erase(s);
   delete static_cast<char*>(s);
   return OK;
 }
 EXPORT int cuStreamSynchronize(void* s) {
   LOCK;
   int r = ready();
-  return r ? r : !validStream(s) ? INVALID_HANDLE : flush();
+  if (r || !validStream(s)) return r ? r : INVALID_HANDLE;
+  return (r = syncUnderCapture("cuStreamSynchronize", s, false)) != OK ? r : flush();
 }
 /** Deferred: NOT_READY once while work is queued (it then runs), so a polling loop is exercised. */
 EXPORT int cuStreamQuery(void* s) {
   LOCK;
   int r = ready();
   if (r || !validStream(s)) return r ? r : INVALID_HANDLE;
+  if ((r = syncUnderCapture("cuStreamQuery", s, false)) != OK) return r;
   if (pending.empty()) return OK;
   return (r = flush()) ? r : NOT_READY;
 }
@@ -519,19 +612,23 @@ EXPORT int cuEventRecord(void* e, void* s) {
   if (!events.count(e) || !validStream(s)) return INVALID_HANDLE;
   auto* ev = static_cast<Event*>(e);
   ev->recorded = false;
-  return enqueue([ev]() -> int { return ev->recorded = true, ev->ms = nowMs(), OK; });
+  ev->captured = captures.count(s) != 0;
+  return enqueueOn(s, [ev]() -> int { return ev->recorded = true, ev->ms = nowMs(), OK; });
 }
 EXPORT int cuEventQuery(void* e) {
   LOCK;
   int r = ready();
   if (r || !events.count(e)) return r ? r : INVALID_HANDLE;
+  if (static_cast<Event*>(e)->captured) return fail(CAPTURED_EVENT, "cuEventQuery", "the event was last recorded in a capture");
   if (pending.empty()) return OK;
   return (r = flush()) ? r : NOT_READY;
 }
 EXPORT int cuEventSynchronize(void* e) {
   LOCK;
   int r = ready();
-  return r ? r : !events.count(e) ? INVALID_HANDLE : flush();
+  if (r || !events.count(e)) return r ? r : INVALID_HANDLE;
+  if (static_cast<Event*>(e)->captured) return fail(CAPTURED_EVENT, "cuEventSynchronize", "the event was last recorded in a capture");
+  return flush();
 }
 EXPORT int cuEventElapsedTime_v2(float* ms, void* a, void* b) {
   LOCK;
@@ -604,15 +701,114 @@ EXPORT int cuLaunchKernel(void* fn, unsigned gx, unsigned gy, unsigned gz, unsig
   if (!span_emu::parseSchedule(getenv("SPAN_EMU_SCHEDULE"), L.schedule, err)) return fail(INVALID_VALUE, "cuLaunchKernel", err);
   L.staticSmem = f->module->shared, L.staticSmemBytes = static_cast<size_t>(f->module->sharedEnd - f->module->shared);
   L.kernel = f->kernel, L.grid = {gx, gy, gz}, L.block = {bx, by, bz}, L.dynSmem = smem;
-  launches++;
-  return runLaunch(L, params);
+  if (!captures.count(stream)) launches++;
+  return runLaunch(L, params, stream);
+}
+
+// ---- stream capture and graphs ----
+
+EXPORT int cuStreamBeginCapture_v2(void* s, int mode) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!validStream(s)) return INVALID_HANDLE;
+  if (mode < 0 || mode > 2) return INVALID_VALUE;
+  if (s == nullptr || s == reinterpret_cast<void*>(1)) return fail(CAPTURE_UNSUPPORTED, "cuStreamBeginCapture", "the legacy NULL stream cannot be captured");
+  if (captures.count(s)) return fail(ILLEGAL_STATE, "cuStreamBeginCapture", "the stream is already capturing");
+  captures[s] = Capture{mode, std::this_thread::get_id(), false, {}};
+  return OK;
+}
+EXPORT int cuStreamEndCapture(void* s, void** graph) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!graph) return INVALID_VALUE;
+  auto c = captures.find(s);
+  if (c == captures.end()) return fail(ILLEGAL_STATE, "cuStreamEndCapture", "the stream is not capturing");
+  if (c->second.mode != 2 && c->second.thread != std::this_thread::get_id())
+    return fail(CAPTURE_WRONG_THREAD, "cuStreamEndCapture", "a capture not begun RELAXED ends on the thread that began it");
+  Capture cap = std::move(c->second);
+  captures.erase(c);
+  *graph = nullptr;
+  if (cap.invalid) return fail(CAPTURE_INVALIDATED, "cuStreamEndCapture", "an operation during the capture was not permitted");
+  auto* g = new Graph{std::make_shared<const std::vector<Work>>(std::move(cap.nodes))};
+  graphs.insert(g);
+  *graph = g;
+  return OK;
+}
+EXPORT int cuStreamIsCapturing(void* s, int* status) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!status) return INVALID_VALUE;
+  if (!validStream(s)) return INVALID_HANDLE;
+  auto c = captures.find(s);
+  *status = c == captures.end() ? 0 : c->second.invalid ? 2 : 1;
+  return OK;
+}
+/** Flags: 0 or CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH (no memory nodes here, so no effect); the others are refused. */
+EXPORT int cuGraphInstantiateWithFlags(void** exec, void* graph, unsigned long long flags) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!exec || flags > 1) return flags > 1 ? fail(NOT_SUPPORTED, "cuGraphInstantiateWithFlags", "flags other than AUTO_FREE_ON_LAUNCH") : INVALID_VALUE;
+  if (!graphs.count(graph)) return INVALID_VALUE;
+  auto* e = new Graph{static_cast<Graph*>(graph)->nodes};  // the executable graph is independent of the graph
+  execs.insert(e);
+  *exec = e;
+  return OK;
+}
+/** The recorded work, in order, as one piece of stream work; the first failure stops it (a kernel fault is sticky as ever). */
+EXPORT int cuGraphLaunch(void* exec, void* s) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!execs.count(exec)) return INVALID_VALUE;
+  if (!validStream(s)) return INVALID_HANDLE;
+  auto nodes = static_cast<Graph*>(exec)->nodes;
+  if (!captures.count(s)) graphLaunches++;
+  return enqueueOn(s, [nodes]() -> int {
+    for (const Work& w : *nodes)
+      if (int e = w()) return e;
+    return OK;
+  });
+}
+EXPORT int cuGraphExecDestroy(void* exec) {
+  LOCK;
+  if (!execs.erase(exec)) return INVALID_VALUE;
+  delete static_cast<Graph*>(exec);
+  return OK;
+}
+EXPORT int cuGraphDestroy(void* graph) {
+  LOCK;
+  if (!graphs.erase(graph)) return INVALID_VALUE;
+  delete static_cast<Graph*>(graph);
+  return OK;
+}
+
+/**
+ * Host work in stream order, for the other stand-ins (cuBLASLt's matmul): fn(arg) runs when the
+ * stream reaches it, or is recorded into the stream's capture and runs at each replay; release(arg)
+ * when the work can no longer run. Returns a CUresult.
+ */
+EXPORT int spanStandinEnqueueHost(void* s, int (*fn)(void*), void* arg, void (*release)(void*)) {
+  LOCK;
+  std::shared_ptr<void> held(arg, release);
+  int r = ready();
+  if (r) return r;
+  if (!validStream(s)) return INVALID_HANDLE;
+  return enqueueOn(s, [fn, held]() -> int { return fn(held.get()) ? LAUNCH_FAILED : OK; });
 }
 
 // ---- for tests: what a GPU cannot tell ----
 
 /** Kernel launches since the library loaded (or the last reset). */
 EXPORT unsigned long long spanStandinLaunchCount() { return launches; }
-EXPORT void spanStandinResetCounters() { launches = 0; }
+/** Work put on a stream outside capture (launches, copies, memsets, event records, cuBLASLt matmuls, graph launches). */
+EXPORT unsigned long long spanStandinSubmitCount() { return submissions; }
+/** cuGraphLaunch calls outside capture. */
+EXPORT unsigned long long spanStandinGraphLaunchCount() { return graphLaunches; }
+EXPORT void spanStandinResetCounters() { launches = submissions = graphLaunches = 0; }
 /** The message of the last failed call ("" if none). */
 EXPORT const char* spanStandinLastError() { return lastError.c_str(); }
 /** Bytes and number of live device allocations (cuMemAlloc less cuMemFree). */

@@ -1,0 +1,331 @@
+// One training step as a CUDA Graph: the tape, its comparison with the graphs captured before,
+// capture and replay (graph.h says what; docs/cuda-backend.md why and what it removes).
+#include "graph.h"
+
+#include <dlfcn.h>
+#include <node_api.h>
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "abi.h"
+#include "state.h"
+
+namespace span_cuda {
+
+namespace {
+
+constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns (weights ping-pong)
+
+struct Op {
+  std::string sig;  // what must be equal for a captured graph to stand for this op: its kind, arguments, addresses
+  std::function<std::string(const char* uploads)> issue;  // on the stream; `uploads`: where the step's upload bytes lie
+};
+
+struct Captured {
+  std::vector<std::string> sigs;
+  SPAN_CUgraphExec exec = nullptr;
+  void* staging = nullptr;  // pinned: the uploads' bytes, which the graph's copies read at each launch
+  SPAN_CUevent done = nullptr;
+  bool launched = false;
+};
+
+struct Driver {
+  bool bound = false;
+  span_cuStreamBeginCapture_v2_t begin = nullptr;
+  span_cuStreamEndCapture_t end = nullptr;
+  span_cuGraphInstantiateWithFlags_t instantiate = nullptr;
+  span_cuGraphLaunch_t launch = nullptr;
+  span_cuGraphDestroy_t destroy = nullptr;
+  span_cuGraphExecDestroy_t destroyExec = nullptr;
+  span_cuEventSynchronize_t eventSync = nullptr;
+};
+
+struct Tape {
+  bool active = false, issuing = false;
+  std::string key, declined;
+  std::vector<Op> ops;
+  std::string uploads;  // the step's upload bytes, back to back
+};
+
+Tape tape;
+Driver drv;
+std::map<std::string, std::vector<Captured>> graphs;
+std::map<std::string, std::string> disabled;  // key → why it runs eagerly
+GraphStats stats;
+
+/** The capture entry points from the libcuda the loader opened (RTLD_GLOBAL); false when it has none. */
+bool bindDriver() {
+  if (drv.bound) return drv.begin != nullptr;
+  drv.bound = true;
+#define B(f, name) drv.f = reinterpret_cast<decltype(drv.f)>(dlsym(RTLD_DEFAULT, name));
+  B(begin, "cuStreamBeginCapture_v2") B(end, "cuStreamEndCapture") B(instantiate, "cuGraphInstantiateWithFlags") B(launch, "cuGraphLaunch")
+  B(destroy, "cuGraphDestroy") B(destroyExec, "cuGraphExecDestroy") B(eventSync, "cuEventSynchronize")
+#undef B
+  if (!drv.end || !drv.instantiate || !drv.launch || !drv.destroy || !drv.destroyExec || !drv.eventSync) drv.begin = nullptr;
+  return drv.begin != nullptr;
+}
+
+template <class T>
+void put(std::string& s, const T& v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+/** Issues the ops [0, n) eagerly (or under capture), the uploads' bytes read from `uploads`; the first error. */
+std::string issueAll(const char* uploads) {
+  tape.issuing = true;
+  std::string e;
+  for (const Op& op : tape.ops)
+    if (e.empty()) e = op.issue(uploads);
+  tape.issuing = false;
+  return e;
+}
+
+void endTape() {
+  tape.active = false;
+  tape.ops.clear();
+  tape.uploads.clear();
+}
+
+/** The tape run eagerly: outcome "eager: why". */
+std::string eager(const std::string& why, std::string* outcome) {
+  std::string e = issueAll(tape.uploads.data());
+  *outcome = "eager: " + why;
+  stats.eager++;
+  endTape();
+  return e;
+}
+
+std::string replay(Captured& c, std::string* outcome) {
+  State& s = state();
+  // The staging buffer is the graph's input: the previous launch must have read it before it is overwritten.
+  std::string e = c.launched ? cuError("cuEventSynchronize", drv.eventSync(c.done)) : "";
+  if (e.empty() && !tape.uploads.empty()) std::memcpy(c.staging, tape.uploads.data(), tape.uploads.size());
+  if (e.empty()) e = cuError("cuGraphLaunch", drv.launch(c.exec, s.stream));
+  if (e.empty()) e = cuError("cuEventRecord", s.cuEventRecord(c.done, s.stream));
+  c.launched = true;
+  *outcome = "replayed";
+  stats.replayed++;
+  endTape();
+  return e;
+}
+
+/** Captures the tape into a graph (nothing runs during capture), instantiates and launches it; "" or why not (the tape then still waits). */
+std::string capture(Captured& c) {
+  State& s = state();
+  std::string e;
+  if (!tape.uploads.empty()) {
+    e = cuError("cuMemAllocHost", s.cuMemAllocHost(&c.staging, tape.uploads.size()));
+    if (!e.empty()) return e;
+    std::memcpy(c.staging, tape.uploads.data(), tape.uploads.size());
+  }
+  if ((e = cuError("cuEventCreate", s.cuEventCreate(&c.done, SPAN_CU_EVENT_DISABLE_TIMING))) != "") return e;
+  if ((e = cuError("cuStreamBeginCapture", drv.begin(s.stream, SPAN_CU_STREAM_CAPTURE_MODE_GLOBAL))) != "") return e;
+  e = issueAll(static_cast<const char*>(c.staging));
+  SPAN_CUgraph g = nullptr;
+  std::string ended = cuError("cuStreamEndCapture", drv.end(s.stream, &g));
+  if (e.empty()) e = ended;
+  if (e.empty()) e = cuError("cuGraphInstantiateWithFlags", drv.instantiate(&c.exec, g, 0));
+  if (g) drv.destroy(g);
+  return e;
+}
+
+std::string captureAndLaunch(std::vector<std::string> sigs, std::string* outcome) {
+  Captured c;
+  c.sigs = std::move(sigs);
+  std::string why = capture(c);
+  if (!why.empty()) {  // nothing of the tape ran: run it eagerly, and this shape stays eager
+    if (c.exec) drv.destroyExec(c.exec);
+    if (c.staging) state().cuMemFreeHost(c.staging);
+    if (c.done) state().cuEventDestroy(c.done);
+    disabled[tape.key] = "capture failed: " + why;
+    return eager(disabled[tape.key], outcome);
+  }
+  graphs[tape.key].push_back(c);
+  stats.captured++, stats.graphs++;
+  std::string e = replay(graphs[tape.key].back(), outcome);
+  *outcome = "captured";
+  stats.replayed--;
+  return e;
+}
+
+}  // namespace
+
+bool graphRecording() { return tape.active && !tape.issuing; }
+
+std::string graphBegin(const std::string& key) {
+  if (tape.active || !tape.declined.empty()) return "span cuda graph: a step began inside another";
+  tape = Tape();
+  tape.active = true;
+  tape.key = key;
+  return "";
+}
+
+std::string graphBreak(const char* why) {
+  if (!graphRecording()) return "";
+  std::string e = issueAll(tape.uploads.data());
+  tape.declined = std::string(why) + " during the step";
+  tape.ops.clear();
+  tape.uploads.clear();
+  tape.active = false;
+  return e;
+}
+
+std::string graphEnd(std::string* outcome) {
+  if (!tape.declined.empty()) {
+    *outcome = "eager: " + tape.declined;
+    tape.declined.clear();
+    stats.eager++;
+    return "";
+  }
+  if (!tape.active) return "span cuda graph: graphEnd without graphBegin";
+  stats.lastOps = static_cast<double>(tape.ops.size());
+  auto off = disabled.find(tape.key);
+  if (off != disabled.end()) return eager(off->second, outcome);
+  if (!bindDriver()) return eager(disabled[tape.key] = "the CUDA driver has no stream capture (cuStreamBeginCapture_v2 missing)", outcome);
+  std::vector<std::string> sigs;
+  sigs.reserve(tape.ops.size());
+  for (const Op& op : tape.ops) sigs.push_back(op.sig);
+  auto& list = graphs[tape.key];
+  for (Captured& c : list)
+    if (c.sigs == sigs) return replay(c, outcome);
+  if (list.size() >= kMaxGraphs)
+    return eager(disabled[tape.key] = "the step's work differed from each of the " + std::to_string(kMaxGraphs) + " graphs captured for this shape (unstable device addresses)", outcome);
+  return captureAndLaunch(std::move(sigs), outcome);
+}
+
+std::string graphRecordLaunch(int fn, const unsigned grid[3], const unsigned block[3], unsigned shared, const std::string& types, const std::vector<double>& values) {
+  Op op;
+  op.sig = "L";
+  put(op.sig, fn), put(op.sig, shared);
+  for (int i = 0; i < 3; i++) put(op.sig, grid[i]), put(op.sig, block[i]);
+  op.sig += types;
+  for (double v : values) put(op.sig, v);
+  unsigned g[3] = {grid[0], grid[1], grid[2]}, b[3] = {block[0], block[1], block[2]};
+  op.issue = [fn, g, b, shared, types, values](const char*) { return deviceLaunch(fn, g, b, shared, types, values); };
+  tape.ops.push_back(std::move(op));
+  return "";
+}
+
+std::string graphRecordGemm(const Gemm& g) {
+  Gemm copy = g;
+  __builtin_clear_padding(&copy);  // every field in the signature, whatever fields Gemm gains; padding never differs
+  Op op;
+  op.sig = "G";
+  put(op.sig, copy);
+  op.issue = [copy](const char*) { return deviceGemm(copy); };
+  tape.ops.push_back(std::move(op));
+  return "";
+}
+
+std::string graphRecordCopy(uint64_t dst, uint64_t src, size_t bytes) {
+  Op op;
+  op.sig = "C";
+  put(op.sig, dst), put(op.sig, src), put(op.sig, bytes);
+  op.issue = [dst, src, bytes](const char*) { return deviceCopy(dst, src, bytes); };
+  tape.ops.push_back(std::move(op));
+  return "";
+}
+
+std::string graphRecordMemsetD32(uint64_t dst, uint32_t value, size_t count) {
+  Op op;
+  op.sig = "M";
+  put(op.sig, dst), put(op.sig, value), put(op.sig, count);
+  op.issue = [dst, value, count](const char*) { return deviceMemsetD32(dst, value, count); };
+  tape.ops.push_back(std::move(op));
+  return "";
+}
+
+/** An upload's bytes are the step's input, not part of the signature: only where they go and how many. */
+std::string graphRecordUpload(uint64_t dst, const void* src, size_t bytes) {
+  Op op;
+  op.sig = "U";
+  size_t at = tape.uploads.size();
+  put(op.sig, dst), put(op.sig, at), put(op.sig, bytes);
+  tape.uploads.append(static_cast<const char*>(src), bytes);
+  op.issue = [dst, at, bytes](const char* base) { return deviceUpload(dst, base + at, bytes); };
+  tape.ops.push_back(std::move(op));
+  return "";
+}
+
+GraphStats graphStats() { return stats; }
+
+void graphReset() {
+  for (auto& [key, list] : graphs)
+    for (Captured& c : list) {
+      if (c.launched) drv.eventSync(c.done);
+      drv.destroyExec(c.exec);
+      if (c.staging) state().cuMemFreeHost(c.staging);
+      state().cuEventDestroy(c.done);
+    }
+  graphs.clear();
+  disabled.clear();
+  stats = GraphStats();
+}
+
+}  // namespace span_cuda
+
+// ---- Node-API: graphBegin(key), graphEnd() → outcome, graphStats(), graphReset() (device.ts) ----
+
+namespace {
+
+napi_value jsString(napi_env env, const std::string& s) {
+  napi_value v;
+  napi_create_string_utf8(env, s.c_str(), s.size(), &v);
+  return v;
+}
+
+bool thrown(napi_env env, const std::string& e) {
+  if (e.empty()) return false;
+  napi_throw_error(env, nullptr, e.c_str());
+  return true;
+}
+
+napi_value GraphBegin(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len);
+  std::string key(len, '\0');
+  napi_get_value_string_utf8(env, argv[0], &key[0], len + 1, &len);
+  thrown(env, span_cuda::graphBegin(key));
+  return nullptr;
+}
+
+napi_value GraphEnd(napi_env env, napi_callback_info) {
+  std::string outcome;
+  if (thrown(env, span_cuda::graphEnd(&outcome))) return nullptr;
+  return jsString(env, outcome);
+}
+
+napi_value GraphStats(napi_env env, napi_callback_info) {
+  span_cuda::GraphStats st = span_cuda::graphStats();
+  napi_value o;
+  napi_create_object(env, &o);
+  const std::pair<const char*, double> fields[] = {{"captured", st.captured}, {"replayed", st.replayed}, {"eager", st.eager}, {"graphs", st.graphs}, {"lastOps", st.lastOps}};
+  for (const auto& [name, v] : fields) {
+    napi_value n;
+    napi_create_double(env, v, &n);
+    napi_set_named_property(env, o, name, n);
+  }
+  return o;
+}
+
+napi_value GraphReset(napi_env, napi_callback_info) {
+  span_cuda::graphReset();
+  return nullptr;
+}
+
+}  // namespace
+
+void defineGraph(napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+      {"graphBegin", nullptr, GraphBegin, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"graphEnd", nullptr, GraphEnd, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"graphStats", nullptr, GraphStats, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"graphReset", nullptr, GraphReset, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+}
