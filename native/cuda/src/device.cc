@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -104,8 +105,12 @@ std::string deviceAlloc(size_t bytes, uint64_t* ptr) {
   size_t c = sizeClass(bytes);
   auto& list = s.freeLists[c];
   if (!list.empty()) {
-    *ptr = list.back();
-    list.pop_back();
+    // While a graph step records, the lowest free address of the class (not the last freed): the
+    // addresses then depend on the set of free blocks only, so that a step repeats its addresses
+    // and its graph can be replayed (graph.h).
+    auto it = graphRecording() ? std::min_element(list.begin(), list.end()) : list.end() - 1;
+    *ptr = *it;
+    list.erase(it);
     s.cachedBytes -= c;
   } else {
     SPAN_CUdeviceptr p = 0;

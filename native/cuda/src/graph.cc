@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <node_api.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -190,6 +192,12 @@ std::string graphEnd(std::string* outcome) {
   auto& list = graphs[tape.key];
   for (Captured& c : list)
     if (c.sigs == sigs) return replay(c, outcome);
+  if (getenv("SPAN_CUDA_GRAPH_DEBUG") && !list.empty()) {  // where the step first differs from the last graph
+    const auto& last = list.back().sigs;
+    size_t i = 0;
+    while (i < sigs.size() && i < last.size() && sigs[i] == last[i]) i++;
+    fprintf(stderr, "span cuda graph: %s: op %zu of %zu differs (%c; the graph has %zu ops)\n", tape.key.c_str(), i, sigs.size(), i < sigs.size() ? sigs[i][0] : '-', last.size());
+  }
   if (list.size() >= kMaxGraphs)
     return eager(disabled[tape.key] = "the step's work differed from each of the " + std::to_string(kMaxGraphs) + " graphs captured for this shape (unstable device addresses)", outcome);
   return captureAndLaunch(std::move(sigs), outcome);
@@ -313,6 +321,23 @@ napi_value GraphStats(napi_env env, napi_callback_info) {
   return o;
 }
 
+/** The stand-in libcuda's counters (launches, stream submissions, graph launches), or null on a real driver: for tests. */
+napi_value StandinCounters(napi_env env, napi_callback_info) {
+  using Count = unsigned long long (*)();
+  const std::pair<const char*, const char*> names[] = {
+      {"launches", "spanStandinLaunchCount"}, {"submits", "spanStandinSubmitCount"}, {"graphLaunches", "spanStandinGraphLaunchCount"}};
+  napi_value o;
+  napi_create_object(env, &o);
+  for (const auto& [field, symbol] : names) {
+    auto f = reinterpret_cast<Count>(dlsym(RTLD_DEFAULT, symbol));
+    if (!f) return napi_get_null(env, &o), o;
+    napi_value n;
+    napi_create_double(env, static_cast<double>(f()), &n);
+    napi_set_named_property(env, o, field, n);
+  }
+  return o;
+}
+
 napi_value GraphReset(napi_env, napi_callback_info) {
   span_cuda::graphReset();
   return nullptr;
@@ -326,6 +351,7 @@ void defineGraph(napi_env env, napi_value exports) {
       {"graphEnd", nullptr, GraphEnd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphStats", nullptr, GraphStats, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphReset", nullptr, GraphReset, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"standinCounters", nullptr, StandinCounters, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
 }
