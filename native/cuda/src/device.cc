@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -105,10 +104,9 @@ std::string deviceAlloc(size_t bytes, uint64_t* ptr) {
   size_t c = sizeClass(bytes);
   auto& list = s.freeLists[c];
   if (!list.empty()) {
-    // While a graph step records, the lowest free address of the class (not the last freed): the
-    // addresses then depend on the set of free blocks only, so that a step repeats its addresses
-    // and its graph can be replayed (graph.h).
-    auto it = graphRecording() ? std::min_element(list.begin(), list.end()) : list.end() - 1;
+    // While a graph step records, the lowest free address (graph.cc graphPick), not the last
+    // freed, so that a repeated step repeats its addresses and its graph can be replayed.
+    auto it = graphRecording() ? graphPick(list) : list.end() - 1;
     *ptr = *it;
     list.erase(it);
     s.cachedBytes -= c;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <algorithm>
 #include <map>
 
 #include "abi.h"
@@ -156,6 +157,13 @@ std::string captureAndLaunch(std::vector<std::string> sigs, std::string* outcome
 
 bool graphRecording() { return tape.active && !tape.issuing; }
 
+std::vector<uint64_t>::iterator graphPick(std::vector<uint64_t>& list) {
+  // The lowest free address of the class, not the last freed: the addresses a step gets then
+  // depend only on which blocks are free when it begins and what it does, so a step that repeats
+  // (its weights updated in place) repeats its addresses.
+  return std::min_element(list.begin(), list.end());
+}
+
 std::string graphBegin(const std::string& key) {
   if (tape.active || !tape.declined.empty()) return "span cuda graph: a step began inside another";
   tape = Tape();
@@ -196,7 +204,20 @@ std::string graphEnd(std::string* outcome) {
     const auto& last = list.back().sigs;
     size_t i = 0;
     while (i < sigs.size() && i < last.size() && sigs[i] == last[i]) i++;
-    fprintf(stderr, "span cuda graph: %s: op %zu of %zu differs (%c; the graph has %zu ops)\n", tape.key.c_str(), i, sigs.size(), i < sigs.size() ? sigs[i][0] : '-', last.size());
+    for (const Captured& c : list) {
+      size_t j = 0;
+      while (j < sigs.size() && j < c.sigs.size() && sigs[j] == c.sigs[j]) j++;
+      fprintf(stderr, "span cuda graph: %s: op %zu of %zu differs (%c; the graph has %zu ops)\n", tape.key.c_str(), j, sigs.size(), j < sigs.size() ? sigs[j][0] : '-', c.sigs.size());
+      if (j < sigs.size() && j < c.sigs.size() && sigs[j].size() == c.sigs[j].size())
+        for (size_t b = 0; b + 8 <= sigs[j].size(); b++)
+          if (sigs[j].compare(b, 8, c.sigs[j], b, 8) != 0) {
+            uint64_t x, y;
+            memcpy(&x, sigs[j].data() + b, 8), memcpy(&y, c.sigs[j].data() + b, 8);
+            fprintf(stderr, "  at byte %zu: %llx vs %llx\n", b, (unsigned long long)x, (unsigned long long)y);
+            break;
+          }
+    }
+    (void)last, (void)i;
   }
   if (list.size() >= kMaxGraphs)
     return eager(disabled[tape.key] = "the step's work differed from each of the " + std::to_string(kMaxGraphs) + " graphs captured for this shape (unstable device addresses)", outcome);

@@ -23,6 +23,9 @@ namespace span_cuda {
 /** True between graphBegin and graphEnd while the tape records (false while the tape is being issued). */
 bool graphRecording();
 
+/** While recording: which free block of a size class a step's allocation takes (the lowest address). */
+std::vector<uint64_t>::iterator graphPick(std::vector<uint64_t>& list);
+
 std::string graphBegin(const std::string& key);
 /** Ends the step: *outcome is "captured", "replayed" or "eager: why". */
 std::string graphEnd(std::string* outcome);
