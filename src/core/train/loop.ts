@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
+import {cudaGraphRequested, graphStep} from '../engine/cuda/graph.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
 import {checkpointVocab, loadCheckpoint, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
@@ -249,7 +250,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
-      const r = oneStep(run, lr)
+      const r = graphedStep(run, lr, io)
       run.step++
       window.seconds += (performance.now() - t0) / 1000
       speed.step((performance.now() - t0) / 1000)
@@ -339,6 +340,12 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
   const r = optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip, reduce)
   dp.reduceTally(tally) // the step's metrics over every rank (losses already globally normalised)
   return {tally, gradNorm: r.gradNorm}
+}
+
+/** oneStep, as one CUDA Graph under SPAN_CUDA_GRAPH=1 on cuda (engine/cuda/graph.ts: it declines, saying why once, while the step reads the device). */
+function graphedStep(run: Run, lr: number, io: TrainIO): {tally: Tally; gradNorm: number} {
+  if (!cudaGraphRequested() || run.backend.name !== 'cuda') return oneStep(run, lr)
+  return graphStep(`pretrain batch ${microBatch(run)}`, () => oneStep(run, lr), io.log).result
 }
 
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */
