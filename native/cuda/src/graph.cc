@@ -19,7 +19,8 @@ namespace span_cuda {
 
 namespace {
 
-constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns (weights ping-pong)
+constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns
+constexpr double kMaxGraphsHeld = 64;  // in all: each holds its pinned staging buffer and the driver's executable graph
 
 struct Op {
   std::string sig;  // what must be equal for a captured graph to stand for this op: its kind, arguments, addresses
@@ -221,6 +222,7 @@ std::string graphEnd(std::string* outcome) {
   }
   if (list.size() >= kMaxGraphs)
     return eager(disabled[tape.key] = "the step's work differed from each of the " + std::to_string(kMaxGraphs) + " graphs captured for this shape (unstable device addresses)", outcome);
+  if (stats.graphs >= kMaxGraphsHeld) return eager("64 graphs are held already (too many shapes to keep one each)", outcome);
   return captureAndLaunch(std::move(sigs), outcome);
 }
 
