@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <algorithm>
 #include <map>
@@ -20,6 +21,7 @@ namespace span_cuda {
 namespace {
 
 constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns
+constexpr size_t kRecent = 4;     // steps of a key remembered (their work) to capture one when it recurs
 constexpr double kMaxGraphsHeld = 64;  // in all: each holds its pinned staging buffer and the driver's executable graph
 
 struct Op {
@@ -55,7 +57,12 @@ struct Tape {
 
 Tape tape;
 Driver drv;
-std::map<std::string, std::vector<Captured>> graphs;
+struct KeyState {
+  std::vector<Captured> graphs;
+  std::deque<std::vector<std::string>> recent;  // the work of its last steps no graph stood for
+  size_t misses = 0;                            // such steps in a row
+};
+std::map<std::string, KeyState> keys;
 std::map<std::string, std::string> disabled;  // key → why it runs eagerly
 GraphStats stats;
 
@@ -146,9 +153,9 @@ std::string captureAndLaunch(std::vector<std::string> sigs, std::string* outcome
     disabled[tape.key] = "capture failed: " + why;
     return eager(disabled[tape.key], outcome);
   }
-  graphs[tape.key].push_back(c);
+  keys[tape.key].graphs.push_back(c);
   stats.captured++, stats.graphs++;
-  std::string e = replay(graphs[tape.key].back(), outcome);
+  std::string e = replay(keys[tape.key].graphs.back(), outcome);
   *outcome = "captured";
   stats.replayed--;
   return e;
@@ -183,6 +190,56 @@ std::string graphBreak(const char* why) {
   return e;
 }
 
+namespace {
+
+/** SPAN_CUDA_GRAPH_DEBUG=1: where the step first differs from the steps it was compared with, on stderr. */
+void debugDifference(const std::vector<std::string>& sigs, const std::deque<std::vector<std::string>>& recent) {
+  if (!getenv("SPAN_CUDA_GRAPH_DEBUG")) return;
+  for (const auto& other : recent) {
+    size_t j = 0;
+    while (j < sigs.size() && j < other.size() && sigs[j] == other[j]) j++;
+    fprintf(stderr, "span cuda graph: %s: op %zu of %zu differs (%c; the other step has %zu ops)\n", tape.key.c_str(), j, sigs.size(), j < sigs.size() ? sigs[j][0] : '-', other.size());
+    if (j < sigs.size() && j < other.size() && sigs[j].size() == other[j].size())
+      for (size_t b = 0; b + 8 <= sigs[j].size(); b++)
+        if (sigs[j].compare(b, 8, other[j], b, 8) != 0) {
+          uint64_t x, y;
+          memcpy(&x, sigs[j].data() + b, 8), memcpy(&y, other[j].data() + b, 8);
+          fprintf(stderr, "  at byte %zu: %llx vs %llx\n", b, static_cast<unsigned long long>(x), static_cast<unsigned long long>(y));
+          break;
+        }
+  }
+}
+
+/**
+ * A step no graph stands for. Captured when the same work was seen in one of the last kRecent
+ * steps of the key (so the first occurrence always runs eagerly: a warm-up, as CUDA's advice for
+ * capture has it, that loads lazily-loaded kernels and libraries' state outside capture); else run
+ * eagerly: "warm-up", or after kRecent such steps in a row, declined with the reason.
+ */
+std::string unmatched(std::vector<std::string> sigs, std::string* outcome) {
+  KeyState& k = keys[tape.key];
+  bool seen = false;
+  for (const auto& r : k.recent) seen = seen || r == sigs;
+  if (seen) {
+    if (k.graphs.size() >= kMaxGraphs)
+      return eager(disabled[tape.key] = "its work took more than " + std::to_string(kMaxGraphs) + " patterns (device addresses that do not settle)", outcome);
+    if (stats.graphs >= kMaxGraphsHeld) return eager("64 graphs are held already (too many shapes to keep one each)", outcome);
+    k.misses = 0;
+    return captureAndLaunch(std::move(sigs), outcome);
+  }
+  debugDifference(sigs, k.recent);
+  k.recent.push_back(std::move(sigs));
+  if (k.recent.size() > kRecent) k.recent.pop_front();
+  if (++k.misses > kRecent)
+    return eager("its work differed from each of the " + std::to_string(kRecent) + " steps before (device addresses or kernel arguments that change every step)", outcome);
+  std::string e = eager("", outcome);
+  *outcome = "warm-up";
+  stats.eager--, stats.warmup++;
+  return e;
+}
+
+}  // namespace
+
 std::string graphEnd(std::string* outcome) {
   if (!tape.declined.empty()) {
     *outcome = "eager: " + tape.declined;
@@ -198,32 +255,9 @@ std::string graphEnd(std::string* outcome) {
   std::vector<std::string> sigs;
   sigs.reserve(tape.ops.size());
   for (const Op& op : tape.ops) sigs.push_back(op.sig);
-  auto& list = graphs[tape.key];
-  for (Captured& c : list)
-    if (c.sigs == sigs) return replay(c, outcome);
-  if (getenv("SPAN_CUDA_GRAPH_DEBUG") && !list.empty()) {  // where the step first differs from the last graph
-    const auto& last = list.back().sigs;
-    size_t i = 0;
-    while (i < sigs.size() && i < last.size() && sigs[i] == last[i]) i++;
-    for (const Captured& c : list) {
-      size_t j = 0;
-      while (j < sigs.size() && j < c.sigs.size() && sigs[j] == c.sigs[j]) j++;
-      fprintf(stderr, "span cuda graph: %s: op %zu of %zu differs (%c; the graph has %zu ops)\n", tape.key.c_str(), j, sigs.size(), j < sigs.size() ? sigs[j][0] : '-', c.sigs.size());
-      if (j < sigs.size() && j < c.sigs.size() && sigs[j].size() == c.sigs[j].size())
-        for (size_t b = 0; b + 8 <= sigs[j].size(); b++)
-          if (sigs[j].compare(b, 8, c.sigs[j], b, 8) != 0) {
-            uint64_t x, y;
-            memcpy(&x, sigs[j].data() + b, 8), memcpy(&y, c.sigs[j].data() + b, 8);
-            fprintf(stderr, "  at byte %zu: %llx vs %llx\n", b, (unsigned long long)x, (unsigned long long)y);
-            break;
-          }
-    }
-    (void)last, (void)i;
-  }
-  if (list.size() >= kMaxGraphs)
-    return eager(disabled[tape.key] = "the step's work differed from each of the " + std::to_string(kMaxGraphs) + " graphs captured for this shape (unstable device addresses)", outcome);
-  if (stats.graphs >= kMaxGraphsHeld) return eager("64 graphs are held already (too many shapes to keep one each)", outcome);
-  return captureAndLaunch(std::move(sigs), outcome);
+  for (Captured& c : keys[tape.key].graphs)
+    if (c.sigs == sigs) return keys[tape.key].misses = 0, replay(c, outcome);
+  return unmatched(std::move(sigs), outcome);
 }
 
 std::string graphRecordLaunch(int fn, const unsigned grid[3], const unsigned block[3], unsigned shared, const std::string& types, const std::vector<double>& values) {
@@ -283,14 +317,14 @@ std::string graphRecordUpload(uint64_t dst, const void* src, size_t bytes) {
 GraphStats graphStats() { return stats; }
 
 void graphReset() {
-  for (auto& [key, list] : graphs)
-    for (Captured& c : list) {
+  for (auto& [key, k] : keys)
+    for (Captured& c : k.graphs) {
       if (c.launched) drv.eventSync(c.done);
       drv.destroyExec(c.exec);
       if (c.staging) state().cuMemFreeHost(c.staging);
       state().cuEventDestroy(c.done);
     }
-  graphs.clear();
+  keys.clear();
   disabled.clear();
   stats = GraphStats();
 }
@@ -335,7 +369,7 @@ napi_value GraphStats(napi_env env, napi_callback_info) {
   span_cuda::GraphStats st = span_cuda::graphStats();
   napi_value o;
   napi_create_object(env, &o);
-  const std::pair<const char*, double> fields[] = {{"captured", st.captured}, {"replayed", st.replayed}, {"eager", st.eager}, {"graphs", st.graphs}, {"lastOps", st.lastOps}};
+  const std::pair<const char*, double> fields[] = {{"captured", st.captured}, {"replayed", st.replayed}, {"warmup", st.warmup}, {"eager", st.eager}, {"graphs", st.graphs}, {"lastOps", st.lastOps}};
   for (const auto& [name, v] : fields) {
     napi_value n;
     napi_create_double(env, v, &n);

@@ -4,8 +4,9 @@
 // tape is compared, op by op and byte by byte (kernel arguments and device addresses included),
 // with the graphs captured earlier under the same key: equal to one, that graph is launched (one
 // cuGraphLaunch; the uploads' bytes go through a pinned staging buffer the graph reads); equal to
-// none, the tape is captured into a new graph (cuStreamBeginCapture … cuStreamEndCapture) and
-// launched, up to kMaxGraphs per key, after which the key runs eagerly. A host read, a stream
+// the work of one of the key's last 4 steps, it is captured into a new graph (cuStreamBeginCapture
+// … cuStreamEndCapture) and launched, up to kMaxGraphs per key; else it runs eagerly (a warm-up,
+// or after 4 such steps in a row, declined with the reason). A host read, a stream
 // synchronisation or emptyCache during the step issues the tape eagerly at that point and the
 // step declines (outcome says why).
 #ifndef SPAN_CUDA_GRAPH_H
@@ -27,7 +28,7 @@ bool graphRecording();
 std::vector<uint64_t>::iterator graphPick(std::vector<uint64_t>& list);
 
 std::string graphBegin(const std::string& key);
-/** Ends the step: *outcome is "captured", "replayed" or "eager: why". */
+/** Ends the step: *outcome is "captured", "replayed", "warm-up" (eager, its work remembered) or "eager: why". */
 std::string graphEnd(std::string* outcome);
 /** The tape issued eagerly now and recording stopped for this step (a host read or sync needs the work done). */
 std::string graphBreak(const char* why);
@@ -40,7 +41,7 @@ std::string graphRecordMemsetD32(uint64_t dst, uint32_t value, size_t count);
 std::string graphRecordUpload(uint64_t dst, const void* src, size_t bytes);
 
 struct GraphStats {
-  double captured = 0, replayed = 0, eager = 0, graphs = 0, lastOps = 0;
+  double captured = 0, replayed = 0, warmup = 0, eager = 0, graphs = 0, lastOps = 0;
 };
 GraphStats graphStats();
 /** Destroys every graph (and its staging buffer). */

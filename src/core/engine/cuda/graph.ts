@@ -5,14 +5,17 @@ import {loadCudaAddon} from './addon.js'
  * One training step as a CUDA Graph (native/cuda/src/graph.h; docs/cuda-backend.md, "One step as
  * a CUDA Graph"). tfjs still dispatches every op of the step on the host; the device runtime
  * records the step's stream work instead of issuing it, and at the end launches the graph
- * captured for a byte-identical step (one cuGraphLaunch), or captures one, or runs the work
- * eagerly and says why once per shape. Off unless SPAN_CUDA_GRAPH=1 (the step's host syncs and
+ * captured for a byte-identical step (one cuGraphLaunch), or captures one when the same work
+ * recurs (the first occurrence runs eagerly: a warm-up), or runs the work eagerly and says why
+ * once per shape. Off unless SPAN_CUDA_GRAPH=1 (the step's host syncs and
  * per-step scalars must be gone for whole steps to replay: see the docs).
  */
 
 export interface CudaGraphStats {
   captured: number
   replayed: number
+  /** steps run eagerly whose work is remembered: captured when it recurs */
+  warmup: number
   eager: number
   /** graphs held (at most 4 per key) */
   graphs: number
@@ -51,8 +54,8 @@ const said = new Set<string>()
 
 /**
  * Runs `step` (synchronous: tfjs dispatch, no await) as one graph of shape `key` (e.g. batch ×
- * length): outcome "captured", "replayed" or "eager: why"; an eager outcome is said once per key
- * and reason through `say`.
+ * length): outcome "replayed", "captured", "warm-up" or "eager: why"; an eager outcome is said
+ * once per key and reason through `say`.
  */
 export function graphStep<T>(key: string, step: () => T, say: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): {result: T; outcome: string} {
   const rt = runtime()
