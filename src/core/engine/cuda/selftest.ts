@@ -10,6 +10,7 @@ import {FUSED_KERNELS} from '../fused-kernels.js'
 import {cudaKernelNames, cudaKernelOf, registerCudaKernel} from './kernel-table.js'
 import {fallbackCounts} from './register.js'
 import {selftestCases} from './selftest-cases.js'
+import {graphSelftestRow} from './selftest-graph.js'
 
 /**
  * `span doctor --selftest` (issue 20): every registered cuda kernel against the reference backend
@@ -186,6 +187,7 @@ export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestRepo
   const rows = await kernelRows(refName, failedCases)
   const want = await tinyStep(refName, preset)
   const got = await tinyStep('cuda', preset)
+  rows.push(graphSelftestRow(presetConfig(preset, VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0}), tinyExamples())) // capture and replay (selftest-graph.ts), on cuda as tinyStep left it
   const {err, worst} = stepError(got, want)
   const step = {kernel: `${preset} step (loss + ${want.length - 1} grads; worst ${worst})`, cases: 1, maxRelError: err, ok: err <= STEP_TOLERANCE}
   return {reference, rows, step, failedCases, ok: step.ok && rows.every((r) => r.ok)}

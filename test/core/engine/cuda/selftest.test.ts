@@ -21,6 +21,7 @@ describe.skipIf(skip)('span doctor --selftest on the stand-in device', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^SpanAttentionGrad +\d+ +\S+ +ok$/m)
     expect(r.stdout).toMatch(/^tiny step \(loss \+ \d+ grads; worst \S+\) +1 +\S+ +ok$/m)
+    expect(r.stdout).toMatch(/^cuda graph \(fwd\+bwd ×3: warm-up, captured, replayed\) +3 +\S+ +ok$/m) // selftest-graph.ts
     expect(r.stdout).toMatch(/selftest: all \d+ passed/)
   }, 120_000)
 
