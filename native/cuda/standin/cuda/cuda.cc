@@ -226,7 +226,7 @@ int unsafeUnderCapture(const char* api) {
   return fail(CAPTURE_UNSUPPORTED, api, "not permitted while a stream is capturing (mode " + modes + "); the capture is invalidated");
 }
 
-/** A synchronisation or query of `stream` (all streams when null): refused, and the capture invalidated, while it captures. */
+/** A synchronisation or query of `stream` (of every stream: anyStream): refused, and the capture invalidated, while it captures. */
 int syncUnderCapture(const char* api, void* stream, bool anyStream) {
   bool hit = false;
   for (auto& [s, c] : captures)

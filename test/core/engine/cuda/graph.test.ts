@@ -84,6 +84,7 @@ describe.skipIf(skip)('a tiny step as a CUDA graph (stand-in) equals the eager s
     const after = standinCounters()! // the last eager step's kernel launches and stream submissions (its reads included)
     const eagerStep = {launches: after.launches - eagerCounts.launches, submits: after.submits - eagerCounts.submits}
     resetCudaGraphs()
+    const tensors = tf.memory().numTensors
     const outcomes: string[] = []
     const perStep: {launches: number; graphLaunches: number; submits: number}[] = []
     const lines: string[] = []
@@ -114,6 +115,7 @@ describe.skipIf(skip)('a tiny step as a CUDA graph (stand-in) equals the eager s
     expect(cudaGraphStats()!.lastOps).toBeGreaterThan(100) // what the eager step submits one by one
     expect(eagerStep.launches).toBeGreaterThan(100)
     expect(lines).toEqual([])
+    expect(tf.memory().numTensors).toBe(tensors) // no tensor left behind by graphed steps
   })
 
   it('a whole step (forward, backward, an update of every weight written into its own block) replays as one graph and equals eager', () => {
