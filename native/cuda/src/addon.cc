@@ -10,6 +10,7 @@
 #include "loader.h"
 
 void defineDevice(napi_env env, napi_value exports);  // bindings.cc
+void defineNccl(napi_env env, napi_value exports);    // nccl.cc
 
 namespace {
 
@@ -116,6 +117,7 @@ napi_value Init(napi_env env, napi_value exports) {
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   defineDevice(env, exports);
+  defineNccl(env, exports);
   return exports;
 }
 
