@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {SINGLE, deviceOf, launchEnv} from '../../dist/launch.js'
 import {type CudaDevice0, openDevice} from './device.js'
 import {type AllocatorStats} from './device.js'
 import {ltGemm} from './gemm-layout.js'
@@ -218,10 +219,19 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   }
 }
 
-/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (until --device and --precision reach every command). */
+/** Defaults from SPAN_CUDA_DEVICE (else the launcher's local rank: one device per rank of a node) and SPAN_CUDA_PRECISION. */
 function envOptions(): CudaOptions {
-  const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
+  const device = Number(process.env.SPAN_CUDA_DEVICE ?? deviceOf(launchEnvOr(SINGLE), null))
   return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
+}
+
+/** The launcher's rank variables, or `fallback` when they are malformed (opening the collective reports those). */
+function launchEnvOr(fallback: typeof SINGLE): typeof SINGLE {
+  try {
+    return launchEnv()
+  } catch {
+    return fallback
+  }
 }
 
 let options: CudaOptions = envOptions()
