@@ -9,6 +9,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {distAddonPath} from '../../../src/core/dist/addon.js'
+import {ncclLibrary, ncclVersion} from '../../../src/core/dist/nccl.js'
+import {probeDistEngines} from '../../../src/core/dist/probe.js'
 import {readSafetensors, toFloat32} from '../../../src/core/model/safetensors.js'
 import {buildStandins} from '../../helpers/cuda-standins.js'
 import {writeBlocks} from '../train/helpers.js'
@@ -61,6 +63,21 @@ function expectSameLosses(one: string, two: string, count: number): void {
 
 beforeAll(() => {
   writeBlocks(train, 40, 7)
+})
+
+describe('where NCCL is looked for, and what span doctor says', () => {
+  it('SPAN_NCCL_LIB, else the first SPAN_CUDA_LIBS folder holding libnccl.so.2, else the system loader', () => {
+    const has = (p: string) => p === '/b/libnccl.so.2'
+    expect(ncclLibrary({SPAN_NCCL_LIB: '/x/libnccl.so.2', SPAN_CUDA_LIBS: '/b'}, has)).toBe('/x/libnccl.so.2')
+    expect(ncclLibrary({SPAN_CUDA_LIBS: '/a::/b'}, has)).toBe('/b/libnccl.so.2')
+    expect(ncclLibrary({SPAN_CUDA_LIBS: '/a'}, has)).toBe('libnccl.so.2')
+    expect([ncclVersion(22703), ncclVersion(2804)]).toEqual(['2.27.3', '2.8.4'])
+  })
+
+  it.skipIf(why !== null)('span doctor: the stand-in through SPAN_CUDA_LIBS, in one line', () => {
+    const nccl = probeDistEngines({SPAN_CUDA_LIBS: dir}).find((e) => e.engine === 'nccl')
+    expect(nccl).toEqual({engine: 'nccl', available: true, detail: `NCCL 2.27.3 (${join(dir, 'libnccl.so.2')}); data-parallel training on --backend cuda all-reduces gradients on the device with it (MPI starts the ranks)`})
+  })
 })
 
 describe.skipIf(why !== null)(`NCCL on the cuda stand-in under mpirun${why ? ` (skipped: ${why})` : ''}`, () => {
