@@ -121,6 +121,16 @@ describe.skipIf(why !== null)(`NCCL on the cuda stand-in under mpirun${why ? ` (
     expectSameLosses(a.stdout, b.stdout, 2)
   })
 
+  it('the stand-in: all-reduces summed in rank order (the same bytes on every rank), averages, broadcasts, grouped, in stream order', () => {
+    for (const defer of ['0', '1']) {
+      const r = run([...MPI(3), 'node', join(root, 'test', 'core', 'dist', 'nccl-worker.mjs')], {SPAN_STANDIN_DEVICES: '3', SPAN_STANDIN_DEFER: defer})
+      expect(r.code, r.stderr).toBe(0)
+      const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+      expect(out.map((o) => o.rank).sort()).toEqual([0, 1, 2])
+      for (const o of out) expect(o).toMatchObject({sum: [0, 6, 3, -3], avg: [0, 2, 1, -1], bcast: [9, 8, 7, 6], inPlace: [0, 6, 3, -3]})
+    }
+  })
+
   it('without NCCL, or with two ranks on one device, every rank stops and rank 0 says why in one line', () => {
     const cmd = (out: string, ...more: string[]) => [...MPI(2), ...more, 'node', bin, 'pretrain', train, ...TINY, '--max-steps', '1', '--batch-size', '4', '--out', join(tmp, out)]
     const none = run(cmd('none', '-x', 'SPAN_NCCL_LIB=libnccl-absent.so.2'))
