@@ -13,8 +13,15 @@ const rt = createRequire(import.meta.url)(cudaAddonPath())
 rt.open(allCandidates(realSearchEnv()), launch.localRank)
 const dist = loadDistAddon().addon
 dist.loadNccl(ncclLibrary())
-const id = ncclUniqueId(coll, () => dist.ncclUniqueId())
-rt.ncclOpen(ncclLibrary(), id, coll.size, coll.rank)
+// `own-id`: every rank makes its own id instead of taking rank 0's: the communicator must be refused
+const id = process.argv[2] === 'own-id' ? dist.ncclUniqueId() : ncclUniqueId(coll, () => dist.ncclUniqueId())
+try {
+  rt.ncclOpen(ncclLibrary(), id, coll.size, coll.rank)
+} catch (err) {
+  process.stdout.write(JSON.stringify({rank: coll.rank, error: err.message}) + '\n')
+  coll.close()
+  process.exit(0)
+}
 
 const N = 4
 const put = (values) => {

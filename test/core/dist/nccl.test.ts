@@ -122,12 +122,19 @@ describe.skipIf(why !== null)(`NCCL on the cuda stand-in under mpirun${why ? ` (
   })
 
   it('the stand-in: all-reduces summed in rank order (the same bytes on every rank), averages, broadcasts, grouped, in stream order', () => {
-    for (const defer of ['0', '1']) {
-      const r = run([...MPI(3), 'node', join(root, 'test', 'core', 'dist', 'nccl-worker.mjs')], {SPAN_STANDIN_DEVICES: '3', SPAN_STANDIN_DEFER: defer})
+    const worker = ['node', join(root, 'test', 'core', 'dist', 'nccl-worker.mjs')]
+    // deferred or not; NCCL_COMM_ID: every rank derives the id from the address instead of rank 0 broadcasting it
+    for (const extra of [{SPAN_STANDIN_DEFER: '0'}, {SPAN_STANDIN_DEFER: '1'}, {NCCL_COMM_ID: '127.0.0.1:29511'}]) {
+      const r = run([...MPI(3), ...worker], {SPAN_STANDIN_DEVICES: '3', ...extra})
       expect(r.code, r.stderr).toBe(0)
       const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
       expect(out.map((o) => o.rank).sort()).toEqual([0, 1, 2])
       for (const o of out) expect(o).toMatchObject({sum: [0, 6, 3, -3], avg: [0, 2, 1, -1], bcast: [9, 8, 7, 6], inPlace: [0, 6, 3, -3]})
+    }
+    const own = run([...MPI(3), ...worker, 'own-id'], {SPAN_STANDIN_DEVICES: '3'}) // no broadcast of rank 0's id: refused on every rank
+    expect(own.code, own.stderr).toBe(0)
+    for (const o of own.stdout.trim().split('\n').map((l) => JSON.parse(l) as {error: string})) {
+      expect(o.error).toMatch(/^ncclCommInitRank: invalid usage \(ncclCommInitRank: MPI rank \d holds another unique id/)
     }
   })
 

@@ -236,6 +236,8 @@ EXPORT int ncclGetUniqueId(SPAN_ncclUniqueId* id) {
   static unsigned counter = 0;
   memset(id->internal, 0, sizeof id->internal);
   memcpy(id->internal, kMagic, sizeof kMagic);
+  const char* root = getenv("NCCL_COMM_ID");  // host:port of a fixed bootstrap root: every rank derives the same id, as NCCL's do
+  if (root && *root) return strncpy(id->internal + sizeof kMagic, root, sizeof id->internal - sizeof kMagic - 1), SPAN_ncclSuccess;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   long long fields[4] = {static_cast<long long>(getpid()), static_cast<long long>(++counter), static_cast<long long>(ts.tv_sec), static_cast<long long>(ts.tv_nsec)};
