@@ -101,7 +101,7 @@ describe.skipIf(why !== null)(`NCCL on the cuda stand-in under mpirun${why ? ` (
   it('finetune glue: 2 ranks × batch 4 match 1 process × batch 8, the last batch split unevenly', async () => {
     const tsv = join(tmp, 'sst2.tsv')
     const words = ['good', 'bad', 'fine', 'dull', 'warm', 'slow', 'funny', 'flat', 'bright', 'grim']
-    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 30}, (_, i) => `${words[i % 10]} and ${words[(i * 3) % 10]} film ${i}\t${i % 2}`).join('\n') + '\n')
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 14}, (_, i) => `${words[i % 10]} and ${words[(i * 3) % 10]} film ${i}\t${i % 2}`).join('\n') + '\n')
     const ft = (out: string, bs: string) => ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '1', '--lr', '1e-3',
       '--log-every', '1', '--backend', 'cuda', '--dropout', '0', '--batch-size', bs, '--out', join(tmp, out)]
     const a = run(ft('g1', '8'))
@@ -109,7 +109,7 @@ describe.skipIf(why !== null)(`NCCL on the cuda stand-in under mpirun${why ? ` (
     expect(a.code, a.stderr).toBe(0)
     expect(b.code, b.stderr).toBe(0)
     expect(b.stderr).toMatch(NCCL_LINE)
-    expectSameLosses(a.stdout, b.stdout, 4) // 30 examples in global batches of 8: the last has 6, 4 on rank 0 and 2 on rank 1
+    expectSameLosses(a.stdout, b.stdout, 2) // 14 examples in global batches of 8: the last has 6, 4 on rank 0 and 2 on rank 1
     expect(await weightGap(join(tmp, 'g1', 'best'), join(tmp, 'g2', 'best'))).toBeLessThan(1e-3)
   })
 
