@@ -1,27 +1,27 @@
-import {existsSync} from 'node:fs'
 import {join} from 'node:path'
+import {type SearchEnv, realSearchEnv, sitePackages} from '../engine/cuda/libs.js'
 import {loadDistAddon} from './addon.js'
 import type {Collective} from './collective.js'
 
 const SONAME = 'libnccl.so.2'
 
 /**
- * NCCL's library: SPAN_NCCL_LIB (a path or a name), else the first folder of SPAN_CUDA_LIBS
- * that holds libnccl.so.2 (where the tests' stand-in lives: docs/cuda-standins.md), else the
- * system loader's libnccl.so.2 (LD_LIBRARY_PATH: pip's nvidia-nccl-cu12 puts it under
- * site-packages/nvidia/nccl/lib).
+ * NCCL's library: SPAN_NCCL_LIB (a path or a name), else the first folder holding libnccl.so.2
+ * of SPAN_CUDA_LIBS (where the tests' stand-in lives: docs/cuda-standins.md) and of NVIDIA's
+ * wheel under a site-packages (nvidia/nccl/lib: pip's nvidia-nccl-cu12, which PyTorch installs;
+ * libs.ts sitePackages), else the system loader's libnccl.so.2 (LD_LIBRARY_PATH, ld.so.cache).
  */
-export function ncclLibrary(env: NodeJS.ProcessEnv = process.env, exists: (p: string) => boolean = existsSync): string {
+export function ncclLibrary(env: NodeJS.ProcessEnv = process.env, search: SearchEnv = {...realSearchEnv(), env}): string {
   if (env.SPAN_NCCL_LIB) return env.SPAN_NCCL_LIB
-  for (const dir of (env.SPAN_CUDA_LIBS ?? '').split(':').filter((d) => d.length > 0)) {
-    if (exists(join(dir, SONAME))) return join(dir, SONAME)
-  }
-  return SONAME
+  const own = (env.SPAN_CUDA_LIBS ?? '').split(':').filter((d) => d.length > 0)
+  const wheels = sitePackages(search).map((sp) => join(sp, 'nvidia', 'nccl', 'lib'))
+  const dir = [...own, ...wheels].find((d) => search.fs.list(d).includes(SONAME))
+  return dir ? join(dir, SONAME) : SONAME
 }
 
 /** What NCCL is for here, on either line of span doctor (README "Training on many processes"). */
 const USE = 'data-parallel training on --backend cuda all-reduces gradients on the device with it (MPI starts the ranks)'
-const NEED = 'data-parallel training on --backend cuda needs it (pip install nvidia-nccl-cu12 and put its lib folder on LD_LIBRARY_PATH, or set SPAN_NCCL_LIB)'
+const NEED = 'data-parallel training on --backend cuda needs it (pip install nvidia-nccl-cu12, or set SPAN_NCCL_LIB)'
 
 /** NCCL's version when libnccl.so.2 loads, else the one-line reason it does not. */
 export function probeNccl(env: NodeJS.ProcessEnv = process.env): {available: boolean; detail: string} {

@@ -66,11 +66,14 @@ beforeAll(() => {
 })
 
 describe('where NCCL is looked for, and what span doctor says', () => {
-  it('SPAN_NCCL_LIB, else the first SPAN_CUDA_LIBS folder holding libnccl.so.2, else the system loader', () => {
-    const has = (p: string) => p === '/b/libnccl.so.2'
-    expect(ncclLibrary({SPAN_NCCL_LIB: '/x/libnccl.so.2', SPAN_CUDA_LIBS: '/b'}, has)).toBe('/x/libnccl.so.2')
-    expect(ncclLibrary({SPAN_CUDA_LIBS: '/a::/b'}, has)).toBe('/b/libnccl.so.2')
-    expect(ncclLibrary({SPAN_CUDA_LIBS: '/a'}, has)).toBe('libnccl.so.2')
+  it('SPAN_NCCL_LIB, else SPAN_CUDA_LIBS folders, else NVIDIA wheel folders under a site-packages, else the system loader', () => {
+    const files: Record<string, string[]> = {'/b': ['libnccl.so.2'], '/venv/lib/python3.12/site-packages/nvidia/nccl/lib': ['libnccl.so.2'], '/venv/lib': ['python3.12']}
+    const fs = {isDir: (p: string) => p in files || p === '/venv/lib/python3.12/site-packages', list: (p: string) => files[p] ?? []}
+    const at = (env: Record<string, string>) => ncclLibrary(env, {env, home: '/nohome', fs})
+    expect(at({SPAN_NCCL_LIB: '/x/libnccl.so.2', SPAN_CUDA_LIBS: '/b'})).toBe('/x/libnccl.so.2')
+    expect(at({SPAN_CUDA_LIBS: '/a::/b', VIRTUAL_ENV: '/venv'})).toBe('/b/libnccl.so.2')
+    expect(at({SPAN_CUDA_LIBS: '/a', VIRTUAL_ENV: '/venv'})).toBe('/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2')
+    expect(at({SPAN_CUDA_LIBS: '/a'})).toBe('libnccl.so.2')
     expect([ncclVersion(22703), ncclVersion(2804)]).toEqual(['2.27.3', '2.8.4'])
   })
 
