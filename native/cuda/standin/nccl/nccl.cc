@@ -7,8 +7,8 @@
 // span's own MPI calls), checks that every rank holds the same unique id, that the ranks are
 // 0..n-1 once each and that no two share a device of one host (NCCL's "Duplicate GPU detected").
 // A collective is enqueued on its CUDA stream through the stand-in libcuda's cuLaunchHostFunc,
-// so it runs in stream order with the kernels (at once, or at the next synchronisation under
-// SPAN_STANDIN_DEFER=1), as NCCL's kernels do on a GPU. An all-reduce gathers every rank's
+// so it runs in stream order with the kernels, as NCCL's kernels do on a GPU (under
+// SPAN_STANDIN_DEFER=1 the queued work before it runs first: see issue()). An all-reduce gathers every rank's
 // buffer and reduces it in rank order 0, 1, …, n-1 on every rank, in the element type (float
 // sums in float): the result is the same bytes on every rank and from run to run.
 // Only a communicator over the whole MPI world is modelled (span makes no other).
@@ -78,6 +78,7 @@ std::string findMpi() {
 struct Cuda {
   int (*hostFunc)(void*, void (*)(void*), void*) = nullptr;
   int (*ctxGetDevice)(int*) = nullptr;
+  int (*streamSync)(void*) = nullptr;
 } cuda;
 
 /** The stand-in libcuda next to this library (the one the cuda backend opened: same file, same handle). */
@@ -91,7 +92,8 @@ std::string findCuda() {
   if (!lib) return std::string("the stand-in libcuda.so.1 is not next to the stand-in libnccl.so.2: ") + dlerror();
   cuda.hostFunc = reinterpret_cast<int (*)(void*, void (*)(void*), void*)>(dlsym(lib, "cuLaunchHostFunc"));
   cuda.ctxGetDevice = reinterpret_cast<int (*)(int*)>(dlsym(lib, "cuCtxGetDevice"));
-  if (!cuda.hostFunc || !cuda.ctxGetDevice) return "the libcuda.so.1 next to it has no cuLaunchHostFunc (rebuild the stand-ins: npm run standins)";
+  cuda.streamSync = reinterpret_cast<int (*)(void*)>(dlsym(lib, "cuStreamSynchronize"));
+  if (!cuda.hostFunc || !cuda.ctxGetDevice || !cuda.streamSync) return "the libcuda.so.1 next to it has no cuLaunchHostFunc (rebuild the stand-ins: npm run standins)";
   return "";
 }
 
@@ -182,12 +184,26 @@ void run(void* p) {
   delete o;
 }
 
+bool deferred() {
+  const char* d = getenv("SPAN_STANDIN_DEFER");
+  return d && strcmp(d, "1") == 0;
+}
+
+/**
+ * Enqueues the collective on its stream. Under SPAN_STANDIN_DEFER=1 the stream is then
+ * synchronised at once: on GPUs each rank's NCCL kernel progresses without its host thread, but
+ * here ranks meet only through their host threads, and a collective left queued until some later,
+ * rank-dependent synchronisation (rank 0 alone reading weights for a checkpoint) could wait for a
+ * rank blocked in one of span's own MPI calls. Run at the call, every rank meets at the same point.
+ */
 int issue(Op* o) {
-  int r = cuda.hostFunc(o->stream, run, o);
+  void* stream = o->stream;
+  int r = cuda.hostFunc(stream, run, o);
   if (r != 0) {
     delete o;
     return fail(SPAN_ncclUnhandledCudaError, "cuLaunchHostFunc failed with CUDA error " + std::to_string(r) + " (an invalid stream?)");
   }
+  if (deferred() && (r = cuda.streamSync(stream)) != 0) return fail(SPAN_ncclUnhandledCudaError, "cuStreamSynchronize failed with CUDA error " + std::to_string(r));
   return SPAN_ncclSuccess;
 }
 
