@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {SINGLE, deviceOf, launchEnv} from '../../dist/launch.js'
+import {launchEnv} from '../../dist/launch.js'
 import {type CudaDevice0, openDevice} from './device.js'
 import {type AllocatorStats} from './device.js'
 import {ltGemm} from './gemm-layout.js'
@@ -219,22 +219,13 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   }
 }
 
-/** Defaults from SPAN_CUDA_DEVICE (else the launcher's local rank: one device per rank of a node) and SPAN_CUDA_PRECISION. */
+/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (until --device and --precision reach every command). */
 function envOptions(): CudaOptions {
-  const device = Number(process.env.SPAN_CUDA_DEVICE ?? deviceOf(launchEnvOr(SINGLE), null))
+  const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
   return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
 }
 
-/** The launcher's rank variables, or `fallback` when they are malformed (opening the collective reports those). */
-function launchEnvOr(fallback: typeof SINGLE): typeof SINGLE {
-  try {
-    return launchEnv()
-  } catch {
-    return fallback
-  }
-}
-
-let options: CudaOptions = envOptions()
+let options: CudaOptions = {...envOptions(), ...localRankDevice()}
 
 /** `--device N` (before the backend starts: one context per process) and `--precision` (any time). */
 export function setCudaOptions(o: Partial<CudaOptions>): void {
@@ -247,4 +238,18 @@ export const cudaOptions = (): CudaOptions => options
 export function createCudaBackend(): CudaBackend | string {
   const dev = openDevice(options.device)
   return typeof dev === 'string' ? dev : new CudaBackend(dev, options)
+}
+
+/**
+ * Without SPAN_CUDA_DEVICE, a rank started by mpirun or srun takes its local rank's device (one
+ * device per rank of a node, as NCCL needs: docs/cuda-nccl.md); --device still overrides it.
+ * Malformed launcher variables are left to the collective to report.
+ */
+function localRankDevice(): Partial<CudaOptions> {
+  if (process.env.SPAN_CUDA_DEVICE !== undefined) return {}
+  try {
+    return {device: launchEnv().localRank}
+  } catch {
+    return {}
+  }
 }
