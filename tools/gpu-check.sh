@@ -10,6 +10,7 @@
 #   doctor     span doctor (GPU, driver, NVRTC, cuBLASLt)
 #   selftest   span doctor --selftest --backend cuda (every kernel, then a tiny step vs native)
 #   abi        tools/check-cuda-abi.sh --all against the machine's CUDA headers
+#   nccl_abi   tools/check-nccl-abi.sh against nccl.h where one is found (NVIDIA's nccl wheel)
 #   cublaslt   tools/compare-cublaslt-cases.py: the real cuBLASLt on fixtures/cuda/cublaslt-cases.json
 #              (the stand-in's saved results), lt-run built with g++ or nvcc's host compiler
 #   base_step  span doctor --selftest --preset base (a small-batch base step's loss and gradients vs native)
@@ -100,6 +101,14 @@ if [ "$dry" = 1 ] && [ -z "$incs" ]; then
   skip abi "no CUDA headers here (dry run)"
 else
   step abi 60 sh "$root/tools/check-cuda-abi.sh" --all $incs
+fi
+
+# NCCL's declarations (native/cuda/src/nccl-abi.h) against nccl.h (PyTorch's nvidia-nccl-cu12 wheel carries one)
+ncclh=$(find $search -name nccl.h -path '*include*' 2>/dev/null | head -n 1)
+if [ -z "$ncclh" ]; then
+  skip nccl_abi "no nccl.h here"
+else
+  step nccl_abi 30 sh "$root/tools/check-nccl-abi.sh" -I"$(dirname "$ncclh")" $incs
 fi
 
 # The real cuBLASLt on the stand-in's saved cases (dry run: the stand-in itself, the plumbing)

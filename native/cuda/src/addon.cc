@@ -11,6 +11,7 @@
 
 void defineDevice(napi_env env, napi_value exports);  // bindings.cc
 void defineGraph(napi_env env, napi_value exports);   // graph.cc
+void defineNccl(napi_env env, napi_value exports);    // nccl.cc
 
 namespace {
 
@@ -118,6 +119,7 @@ napi_value Init(napi_env env, napi_value exports) {
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   defineDevice(env, exports);
   defineGraph(env, exports);
+  defineNccl(env, exports);
   return exports;
 }
 

@@ -1,9 +1,10 @@
 import type * as tf from '@tensorflow/tfjs'
-import {SpanError} from '../stream/errors.js'
 import {type Collective, anyRank, checkAgreement} from './collective.js'
+import {CollectiveError} from './errors.js'
 import {allReduceGrads, broadcastVariables} from './grads.js'
 import {launchEnv} from './launch.js'
 import {MpiCollective} from './mpi.js'
+import {DeviceComm, allReduceGradsOnDevice, broadcastVariablesOnDevice, currentCudaBackend} from './nccl-device.js'
 import {openCollective} from './open.js'
 import {type RankLog, prefixStderr} from './rank-log.js'
 
@@ -21,8 +22,7 @@ export interface TallyLike {
   tokens: number
 }
 
-/** An error every rank met at the same point (told once, by rank 0; the job ends cleanly). */
-export class CollectiveError extends SpanError {}
+export {CollectiveError}
 
 /**
  * What the training loop needs to run as one of N data-parallel ranks (docs: README "Training
@@ -32,8 +32,10 @@ export class CollectiveError extends SpanError {}
  */
 export class DataParallel {
   allReduceSeconds = 0
+  /** NCCL on the cuda backend's device once the backend runs (several ranks on cuda), else null: host buffers over MPI. */
+  private device: DeviceComm | null = null
 
-  private constructor(readonly coll: Collective, private readonly log: RankLog) {}
+  private constructor(readonly coll: Collective, private readonly log: RankLog, private readonly label = 'span') {}
 
   /** Prefixes stderr first (so every later line is tagged), then starts the engine; `label` is the command (`span pretrain`). */
   static open(label: string, env: NodeJS.ProcessEnv = process.env): DataParallel {
@@ -44,7 +46,7 @@ export class DataParallel {
       // openCollective reports the bad variable
     }
     const log = prefixStderr(rank)
-    return new DataParallel(openCollective(env, label).coll, log) // a failed start ends the process, its error line still prefixed `[rank k]`
+    return new DataParallel(openCollective(env, label).coll, log, label) // a failed start ends the process, its error line still prefixed `[rank k]`
   }
 
   get rank(): number {
@@ -74,7 +76,21 @@ export class DataParallel {
 
   /** Every rank's gradients summed (buckets of ~25 MB). */
   reduceGrads(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>): void {
-    this.allReduceSeconds += allReduceGrads(this.coll, params, grads)
+    const dev = this.onDevice()
+    this.allReduceSeconds += dev ? allReduceGradsOnDevice(dev, this.coll, params, grads) : allReduceGrads(this.coll, params, grads)
+  }
+
+  /**
+   * The NCCL communicator when several ranks train on the cuda backend, opened the first time
+   * a collective on parameters comes (every rank at the same point: after the backend started).
+   */
+  private onDevice(): DeviceComm | null {
+    if (this.device || this.size === 1) return this.device
+    const b = currentCudaBackend()
+    if (!b) return null
+    this.device = DeviceComm.open(this.coll, b)
+    if (this.writes) process.stderr.write(`${this.label}: gradients all-reduced on the devices by NCCL ${this.device.version} (${this.size} ranks, one device each)\n`)
+    return this.device
   }
 
   /** The step's metrics over every rank (sums of sums; losses are already globally normalised). */
@@ -114,7 +130,9 @@ export class DataParallel {
 
   /** Rank 0's parameters on every rank. */
   broadcast(vars: [string, tf.Variable][]): void {
-    broadcastVariables(this.coll, vars)
+    const dev = this.onDevice()
+    if (dev) broadcastVariablesOnDevice(dev, vars)
+    else broadcastVariables(this.coll, vars)
   }
 
   /** A checkpoint of another world size cannot continue exactly: refused. */
@@ -123,6 +141,16 @@ export class DataParallel {
     if (world !== this.size) {
       throw new CollectiveError(`${dir}: the run was trained on ${world} process${world === 1 ? '' : 'es'}, this one has ${this.size}; resume with the same number (mpirun -np ${world}) to continue it exactly`)
     }
+  }
+
+  /** ncclCommDestroy, before MPI_Finalize (a failure to is not the run's: it is said, not thrown). */
+  private closeDevice(): void {
+    try {
+      this.device?.close()
+    } catch (err) {
+      process.stderr.write(`${this.label}: ${(err as Error).message.split('\n')[0]}\n`)
+    }
+    this.device = null
   }
 
   /**
@@ -136,6 +164,7 @@ export class DataParallel {
       this.coll.abort(1)
     }
     if (err instanceof CollectiveError && this.rank > 0) this.log.mute()
+    this.closeDevice()
     this.coll.close()
   }
 }

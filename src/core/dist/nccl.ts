@@ -1,21 +1,41 @@
+import {join} from 'node:path'
+import {type SearchEnv, realSearchEnv, sitePackages} from '../engine/cuda/libs.js'
 import {loadDistAddon} from './addon.js'
 import type {Collective} from './collective.js'
 
-/** NCCL's library: SPAN_NCCL_LIB overrides. */
-export function ncclLibrary(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SPAN_NCCL_LIB || 'libnccl.so.2'
+const SONAME = 'libnccl.so.2'
+
+/**
+ * NCCL's library: SPAN_NCCL_LIB (a path or a name), else the first folder holding libnccl.so.2
+ * of SPAN_CUDA_LIBS (where the tests' stand-in lives: docs/cuda-standins.md) and of NVIDIA's
+ * wheel under a site-packages (nvidia/nccl/lib: pip's nvidia-nccl-cu12, which PyTorch installs;
+ * libs.ts sitePackages), else the system loader's libnccl.so.2 (LD_LIBRARY_PATH, ld.so.cache).
+ */
+export function ncclLibrary(env: NodeJS.ProcessEnv = process.env, search: SearchEnv = {...realSearchEnv(), env}): string {
+  if (env.SPAN_NCCL_LIB) return env.SPAN_NCCL_LIB
+  const own = (env.SPAN_CUDA_LIBS ?? '').split(':').filter((d) => d.length > 0)
+  const wheels = sitePackages(search).map((sp) => join(sp, 'nvidia', 'nccl', 'lib'))
+  const dir = [...own, ...wheels].find((d) => search.fs.list(d).includes(SONAME))
+  return dir ? join(dir, SONAME) : SONAME
 }
 
 /** What NCCL is for here, on either line of span doctor (README "Training on many processes"). */
-const AWAITS_CUDA = 'the NCCL engine awaits the cuda backend (data-parallel training uses MPI until then)'
+const USE = 'data-parallel training on --backend cuda all-reduces gradients on the device with it (MPI starts the ranks)'
+const NEED = 'data-parallel training on --backend cuda needs it (pip install nvidia-nccl-cu12, or set SPAN_NCCL_LIB)'
 
 /** NCCL's version when libnccl.so.2 loads, else the one-line reason it does not. */
 export function probeNccl(env: NodeJS.ProcessEnv = process.env): {available: boolean; detail: string} {
   const {addon, error} = loadDistAddon()
   if (!addon) return {available: false, detail: error as string}
   const r = addon.loadNccl(ncclLibrary(env))
-  if (r.startsWith('version ')) return {available: true, detail: `NCCL ${r} (${ncclLibrary(env)}); ${AWAITS_CUDA}`}
-  return {available: false, detail: `${r.startsWith(ncclLibrary(env)) ? r : `${ncclLibrary(env)}: ${r}`}; ${AWAITS_CUDA}`}
+  if (r.startsWith('version ')) return {available: true, detail: `NCCL ${ncclVersion(Number(r.slice(8)))} (${ncclLibrary(env)}); ${USE}`}
+  return {available: false, detail: `${r.startsWith(ncclLibrary(env)) ? r : `${ncclLibrary(env)}: ${r}`}; ${NEED}`}
+}
+
+/** NCCL_VERSION_CODE as text: 22703 → 2.27.3 (nccl.h: X·10000 + Y·100 + Z from 2.9 on, X·1000 + Y·100 + Z before). */
+export function ncclVersion(code: number): string {
+  if (code >= 20900) return `${Math.floor(code / 10000)}.${Math.floor((code % 10000) / 100)}.${code % 100}`
+  return `${Math.floor(code / 1000)}.${Math.floor((code % 1000) / 100)}.${code % 100}`
 }
 
 export const NCCL_UNIQUE_ID_BYTES = 128

@@ -121,7 +121,7 @@ describe.skipIf(!existsSync(distAddonPath()))('engines whose library is absent',
     expect(mpi.detail).toMatch(/^libmpi-absent\.so\.40: .*cannot open shared object file.*apt-get install openmpi-bin libopenmpi-dev\)$/)
     expect(nccl).toMatchObject({engine: 'nccl', available: false})
     expect(nccl.detail).toMatch(/^libnccl-absent\.so\.2: .*cannot open shared object file/)
-    expect(nccl.detail).toMatch(/; the NCCL engine awaits the cuda backend \(data-parallel training uses MPI until then\)$/)
+    expect(nccl.detail).toMatch(/; data-parallel training on --backend cuda needs it \(pip install nvidia-nccl-cu12, or set SPAN_NCCL_LIB\)$/)
     expect(mpi.detail).not.toContain('srun') // a missing MPI says how to install it, not how to launch
     for (const r of [mpi, nccl]) expect(r.detail).not.toContain('\n')
   })

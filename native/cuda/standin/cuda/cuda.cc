@@ -590,6 +590,15 @@ EXPORT int cuStreamWaitEvent(void* s, void* e, unsigned) {
   int r = ready();
   return r ? r : validStream(s) && events.count(e) ? OK : INVALID_HANDLE;
 }
+/** A host function in stream order (the NCCL stand-in's collectives run through it). */
+EXPORT int cuLaunchHostFunc(void* s, void (*fn)(void*), void* data) {
+  LOCK;
+  int r = ready();
+  if (r) return r;
+  if (!validStream(s)) return INVALID_HANDLE;
+  if (!fn) return INVALID_VALUE;
+  return enqueue([fn, data]() -> int { return fn(data), OK; });
+}
 EXPORT int cuEventCreate(void** e, unsigned flags) {
   LOCK;
   int r = ready();

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {launchEnv} from '../../dist/launch.js'
 import {type CudaDevice0, openDevice} from './device.js'
 import {type AllocatorStats} from './device.js'
 import {ltGemm} from './gemm-layout.js'
@@ -224,7 +225,7 @@ function envOptions(): CudaOptions {
   return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
 }
 
-let options: CudaOptions = envOptions()
+let options: CudaOptions = {...envOptions(), ...localRankDevice()}
 
 /** `--device N` (before the backend starts: one context per process) and `--precision` (any time). */
 export function setCudaOptions(o: Partial<CudaOptions>): void {
@@ -237,4 +238,18 @@ export const cudaOptions = (): CudaOptions => options
 export function createCudaBackend(): CudaBackend | string {
   const dev = openDevice(options.device)
   return typeof dev === 'string' ? dev : new CudaBackend(dev, options)
+}
+
+/**
+ * Without SPAN_CUDA_DEVICE, a rank started by mpirun or srun takes its local rank's device (one
+ * device per rank of a node, as NCCL needs: docs/cuda-nccl.md); --device still overrides it.
+ * Malformed launcher variables are left to the collective to report.
+ */
+function localRankDevice(): Partial<CudaOptions> {
+  if (process.env.SPAN_CUDA_DEVICE !== undefined) return {}
+  try {
+    return {device: launchEnv().localRank}
+  } catch {
+    return {}
+  }
 }
