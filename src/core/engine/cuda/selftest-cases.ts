@@ -216,10 +216,15 @@ function fusedCases(): SelftestCase[] {
         f: () => [fused('SpanLinearGrad', {dy: F([9, 11], 20), x: F([9, 13], 17), w: F([11, 13], 18), z: F([9, 11], 21)}, {activation})].flat(),
       },
     ]),
-    {label: 'attention', f: () => [fused('SpanAttention', {q: qkv(22), k: qkv(23), v: qkv(24), mask: mask()}, att)].flat()},
+    // ctx only: the second output is what the backend's own gradient needs (native: probs; cuda: the row lse)
+    {label: 'attention', f: () => [(fused('SpanAttention', {q: qkv(22), k: qkv(23), v: qkv(24), mask: mask()}, att) as tf.Tensor[])[0]]},
     {
       label: 'attention grad',
-      f: () => [fused('SpanAttentionGrad', {dy: qkv(26), q: qkv(22), k: qkv(23), v: qkv(24), probs: tf.softmax(F([2, 3, 7, 7], 25, -3, 3))}, att)].flat(),
+      f: () => {
+        const [q, k, v, m] = [qkv(22), qkv(23), qkv(24), mask()]
+        const [ctx, probs] = fused('SpanAttention', {q, k, v, mask: m}, att) as tf.Tensor[]
+        return [fused('SpanAttentionGrad', {dy: qkv(26), q, k, v, probs, ctx, mask: m}, att)].flat()
+      },
     },
   ]
 }
