@@ -24,8 +24,7 @@ export function setFlashAttention(on: boolean): boolean {
 }
 
 /** Whether the fused kernels take these sizes: switched on, a whole head width of at most FLASH_MAX_D, grid limits. */
-export const flashTakes = (D: FlashDims): boolean =>
-  enabled && Number.isInteger(D.d) && D.d >= 1 && D.d <= FLASH_MAX_D && D.A <= 65535 && D.B <= 65535
+export const flashTakes = (D: FlashDims): boolean => enabled && Number.isInteger(D.d) && D.d >= 1 && D.d <= FLASH_MAX_D && D.A <= 65535 && D.B <= 65535
 
 /** Compile-time sizes: threads per block = query rows per block = keys per tile (shared memory (2·N·d + 2·N)·4 ≤ 48 KiB). */
 function sizes(D: FlashDims): {defines: Record<string, number>; grid: Dim3; block: Dim3} {

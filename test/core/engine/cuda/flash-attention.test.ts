@@ -32,10 +32,15 @@ async function attend(backend: string, c: Shape): Promise<Out> {
   const before = tf.memory().numTensors
   const out = tf.tidy(() => {
     const x = (seed: number) => tf.tensor3d(rand(c.B * c.T * c.H, seed), [c.B, c.T, c.H])
-    const mask = tf.tensor2d(c.pad.flatMap((p) => Array.from({length: c.T}, (_, t) => (t >= c.T - p ? -10000 : 0))), [c.B, c.T])
+    const mask = tf.tensor2d(
+      c.pad.flatMap((p) => Array.from({length: c.T}, (_, t) => (t >= c.T - p ? -10000 : 0))),
+      [c.B, c.T],
+    )
     const dy = x(4)
     const f = (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) =>
-      attentionFused(q as tf.Tensor3D, k as tf.Tensor3D, v as tf.Tensor3D, mask, c.A, c.rate, 99).mul(dy).sum() as tf.Scalar
+      attentionFused(q as tf.Tensor3D, k as tf.Tensor3D, v as tf.Tensor3D, mask, c.A, c.rate, 99)
+        .mul(dy)
+        .sum() as tf.Scalar
     const [dq, dk, dv] = tf.grads(f)([x(1), x(2), x(3)])
     const ctx = attentionFused(x(1) as tf.Tensor3D, x(2) as tf.Tensor3D, x(3) as tf.Tensor3D, mask, c.A, c.rate, 99)
     return [ctx, dq, dk, dv].map((t) => Array.from(t.dataSync()))
