@@ -12,8 +12,9 @@ const reporter = (): PeakReporting | null => {
  * The device memory field of a training metrics record (docs/formats.md, "Metrics records"):
  * `peak_device_bytes`, the most bytes the cuda backend's caching allocator had handed out at once
  * during the window's steps (the largest of the steps' peaks), on cuda only. A host-side figure:
- * it needs no synchronisation, since blocks are handed out when work is issued. `start()` before
- * a step, `end()` after it; `field()` gives the record's field (empty off cuda) and starts a new window.
+ * it needs no synchronisation, since blocks are handed out when work is issued. `during(step)` (or
+ * `start()` before a step, `end()` after it); `field()` gives the record's field (empty off cuda)
+ * and starts a new window.
  */
 export class DevicePeak {
   private peak = 0
@@ -25,6 +26,14 @@ export class DevicePeak {
   end(): void {
     const r = reporter()
     if (r) this.peak = Math.max(this.peak, r.takePeakBytes())
+  }
+
+  /** f(), counted as one step of the window */
+  during<T>(f: () => T): T {
+    this.start()
+    const r = f()
+    this.end()
+    return r
   }
 
   field(): {peak_device_bytes?: number} {

@@ -221,11 +221,9 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
     )
   }
   const t0 = performance.now()
-  w.peak.start()
   const lr = l.sched.at(s.step + 1)
   const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(a.params.entries(), g) : undefined
-  const r = optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce)
-  w.peak.end()
+  const r = w.peak.during(() => optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce))
   w.seconds += (performance.now() - t0) / 1000
   s.step++
   s.batch++

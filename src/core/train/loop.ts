@@ -250,9 +250,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
-      window.peak.start()
-      const r = oneStep(run, lr)
-      window.peak.end()
+      const r = window.peak.during(() => oneStep(run, lr))
       run.step++
       window.seconds += (performance.now() - t0) / 1000
       speed.step((performance.now() - t0) / 1000)
