@@ -81,7 +81,15 @@ for (const [mode, flash] of [
   const r = step(flash)
   rows[mode] = r
   const line = {bench: 'attention_memory', mode, preset, batch: `${B}x${T}`, layers, heads: A, live_before_mib: MiB(r.before)}
-  console.log(JSON.stringify({...line, peak_mib: MiB(r.peak), step_above_weights_mib: MiB(r.peak - r.before), saved_at_backward_mib: MiB(r.saved), seconds: +r.seconds.toFixed(1)}))
+  console.log(
+    JSON.stringify({
+      ...line,
+      peak_mib: MiB(r.peak),
+      step_above_weights_mib: MiB(r.peak - r.before),
+      saved_at_backward_mib: MiB(r.saved),
+      seconds: +r.seconds.toFixed(1),
+    }),
+  )
 }
 const base16 = 16 * 12 * 512 * 512 * 4
 console.log(
