@@ -33,7 +33,12 @@ const [preset = 'base', shape = '1x512'] = argv
 const [B, T] = shape.split('x').map(Number)
 const MiB = (b) => +(b / 2 ** 20).toFixed(1)
 
-await initBackend('cuda')
+try {
+  await initBackend('cuda')
+} catch (e) {
+  console.log(`attention-memory: skipped (${e.message}; SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) for the stand-in device)`)
+  process.exit(0)
+}
 const config = presetConfig(preset, vocab, {num_hidden_layers: layers})
 const A = config.num_attention_heads
 const tt = B * A * T * T * 4 // one [B, A, T, T] fp32 tensor
