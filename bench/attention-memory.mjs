@@ -2,8 +2,9 @@
 // Activation memory of one training step's forward and backward pass on the cuda backend, with the
 // simple attention path (probs [B, A, T, T] saved, dropout(P), Pd and dP as transients) and with the
 // fused flash attention (only ctx and the row lse [B, A, T]), against the figure the T×T tensors
-// take: B·A·T²·4 bytes each, the L saved probs plus the two T×T transients live in the backward
-// pass of a layer (issue 21 item 6). fp32. Plain JS over dist/ (npm run build first):
+// take: B·A·T²·4 bytes each, the L saved probs, the zeros tfjs' backprop makes as the (unused)
+// gradient of a layer's probs output, and the T×T transients of the layer's backward (dropout(P),
+// dP) (issue 21 item 6). fp32. Plain JS over dist/ (npm run build first):
 //   SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) node bench/attention-memory.mjs [PRESET] [BxT] [--layers L] [--vocab V]
 // Defaults: base, 1x512, 2 layers, vocabulary 30522 (on the stand-in device a full base 16×512 step
 // runs for hours: the per-layer T×T figure scales with B and L, and the script prints it for the
@@ -104,7 +105,8 @@ console.log(
     layers,
     peak_saved_by_flash_mib: MiB(rows.simple.peak - rows.flash.peak),
     activations_saved_by_flash_mib: MiB(rows.simple.saved - rows.flash.saved),
-    tt_saved_expected_mib: MiB(layers * tt), // the L saved probs
+    // the L saved probs, and the zeros tfjs' backprop makes as the gradient of the probs output of the layer it is in
+    tt_saved_expected_mib: MiB((layers + 1) * tt),
     tt_tensor_mib: MiB(tt),
     tt_peak_expected_mib: MiB((layers + 2) * tt), // L saved probs + Pd and dP of a layer in backward, if the peak is there
     base_16x512_tt_tensor_mib: MiB(base16),
