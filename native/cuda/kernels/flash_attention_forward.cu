@@ -22,6 +22,8 @@
 // Compile-time sizes (NVRTC -D): SPAN_FA_D = d (head width), SPAN_FA_N = threads per block = query
 // rows per block = keys per tile; shared memory (2·N·D + N)·4 bytes (N = 64, D = 64: 33 KiB).
 // Launch: grid (⌈T/N⌉, A, B), block (N, 1, 1). Deterministic (fixed order, no atomics).
+// The mask must be finite (span's is 0 or −10000): a key tile whose every score is −∞ would make
+// the rescaling exp(−∞ − (−∞)) a NaN, where the simple path's softmax over the whole row does not.
 
 #ifndef SPAN_FA_D
 #define SPAN_FA_D 64
