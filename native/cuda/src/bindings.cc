@@ -143,6 +143,11 @@ napi_value Stats(napi_env env, napi_callback_info) {
   return o;
 }
 
+napi_value ResetPeak(napi_env env, napi_callback_info) {
+  span_cuda::deviceResetPeak();
+  return undef(env);
+}
+
 /** upload(ptr, typedArray): H2D on the stream (the source is staged before the call returns). */
 napi_value Upload(napi_env env, napi_callback_info info) {
   Args a(env, info);
@@ -254,6 +259,7 @@ void defineDevice(napi_env env, napi_value exports) {
       {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"emptyCache", nullptr, EmptyCache, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"stats", nullptr, Stats, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"resetPeak", nullptr, ResetPeak, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"upload", nullptr, Upload, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"downloadSync", nullptr, DownloadSync, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"copy", nullptr, Copy, nullptr, nullptr, nullptr, napi_default, nullptr},

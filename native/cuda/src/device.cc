@@ -164,6 +164,11 @@ AllocStats deviceStats() {
   return a;
 }
 
+void deviceResetPeak() {
+  State& s = state();
+  s.peakBytes = s.liveBytes;
+}
+
 std::string deviceUpload(uint64_t dst, const void* src, size_t bytes) {
   if (bytes == 0) return "";
   if (graphRecording()) return graphRecordUpload(dst, src, bytes);

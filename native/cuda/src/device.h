@@ -27,6 +27,8 @@ struct AllocStats {
   size_t liveBytes = 0, peakBytes = 0, cachedBytes = 0, liveBlocks = 0, deviceBytes = 0;
 };
 AllocStats deviceStats();
+/** peakBytes = liveBytes: the peak from now on is the most handed out at once after this call (per step). */
+void deviceResetPeak();
 
 std::string deviceUpload(uint64_t dst, const void* src, size_t bytes);
 std::string deviceDownloadSync(void* dst, uint64_t src, size_t bytes);

@@ -105,9 +105,11 @@ const GRADIENTS: tf.GradConfig[] = [
   {
     kernelName: FUSED_KERNELS.attention,
     inputsToSave: ['q', 'k', 'v', 'mask'],
-    outputsToSave: [false, true],
-    gradFunc: (dy, [q, k, v, mask, probs], attrs) => {
-      const [dq, dk, dv] = run(FUSED_KERNELS.attentionGrad, {dy: first(dy), q, k, v, probs}, attrs as tf.NamedAttrMap) as tf.Tensor[]
+    // ctx too: the cuda backend's fused attention saves the row lse [B, A, T] in place of probs and
+    // needs ctx and the mask to recompute them (ctx is kept anyway: the output projection saves it)
+    outputsToSave: [true, true],
+    gradFunc: (dy, [q, k, v, mask, ctx, probs], attrs) => {
+      const [dq, dk, dv] = run(FUSED_KERNELS.attentionGrad, {dy: first(dy), q, k, v, probs, ctx, mask}, attrs as tf.NamedAttrMap) as tf.Tensor[]
       return {q: () => dq, k: () => dk, v: () => dv, mask: () => tf.zerosLike(mask)}
     },
   },

@@ -29,6 +29,7 @@ import {LinearSchedule} from './schedule.js'
 import {type FinetuneState, loadFinetuneState, stateFiles} from './finetune-state.js'
 import {stopAdvice, watchSignals} from './signals.js'
 import {type MicroBatch, optimiserStep} from './step.js'
+import {DevicePeak} from './device-memory.js'
 
 export interface FinetuneIO {
   out: LineWriter // metrics NDJSON (stdout)
@@ -179,6 +180,8 @@ async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome
 
 /** The metrics of the steps since the last record. */
 interface Window {
+  /** the device allocator's peak over the window's steps (cuda) */
+  peak: DevicePeak
   losses: number[]
   tokens: number
   seconds: number
@@ -187,7 +190,7 @@ interface Window {
 }
 
 function newWindow(): Window {
-  return {losses: [], tokens: 0, seconds: 0, lr: 0, gradNorm: 0}
+  return {losses: [], tokens: 0, seconds: 0, lr: 0, gradNorm: 0, peak: new DevicePeak()}
 }
 
 /** One update over the next batch × accumulate units of the epoch's order. */
@@ -220,7 +223,7 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
   const t0 = performance.now()
   const lr = l.sched.at(s.step + 1)
   const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(a.params.entries(), g) : undefined
-  const r = optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce)
+  const r = w.peak.during(() => optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce))
   w.seconds += (performance.now() - t0) / 1000
   s.step++
   s.batch++
@@ -234,7 +237,7 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
 async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
   const loss = w.losses.reduce((x, y) => x + y, 0) / Math.max(w.losses.length, 1)
   const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
-  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps}, 'train')
+  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps, ...w.peak.field()}, 'train')
   return newWindow()
 }
 

@@ -32,6 +32,7 @@ import {type TrainData, freshModelConfig, initModelConfig, prepareData, resumedM
 import {loadTrainingState} from './state.js'
 import {planRun} from './run-plan.js'
 import type {MemoryPlan} from './memory-plan.js'
+import {DevicePeak} from './device-memory.js'
 
 /** Where a run's output goes, and hooks for tests. */
 export interface TrainIO {
@@ -250,7 +251,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
-      const r = graphedStep(run, lr, io)
+      const r = window.peak.during(() => graphedStep(run, lr, io))
       run.step++
       window.seconds += (performance.now() - t0) / 1000
       speed.step((performance.now() - t0) / 1000)
@@ -259,7 +260,8 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
       stop = run.dp.agreeStop(signal.caught)
       if (run.step % c['log-every'] === 0 || run.step === last || stop) {
-        await emit(io, trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds), 'train')
+        const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds)
+        await emit(io, {...rec, ...window.peak.field()}, 'train')
         window = newWindow()
       }
       if (run.evalSetup && run.step % c['eval-every'] === 0) evaluated = await runEval(run, io)
@@ -288,8 +290,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
 }
 
 /** The metrics of the steps since the last record. */
-function newWindow(): {tally: Tally; seconds: number; tokensPerS(): number | null} {
-  return {tally: new Tally(), seconds: 0, tokensPerS() {
+function newWindow(): {tally: Tally; seconds: number; peak: DevicePeak; tokensPerS(): number | null} {
+  return {tally: new Tally(), seconds: 0, peak: new DevicePeak(), tokensPerS() {
     return this.seconds > 0 ? this.tally.tokens / this.seconds : null
   }}
 }

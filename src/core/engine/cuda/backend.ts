@@ -130,6 +130,13 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     return {unreliable: false, numBytesInGPU: a.liveBytes, ...a}
   }
 
+  /** The caching allocator's peak bytes since the last call (then reset to what is live now): one step's peak. */
+  takePeakBytes(): number {
+    const peak = this.dev.rt.stats().peakBytes
+    this.dev.rt.resetPeak()
+    return peak
+  }
+
   override timerAvailable(): boolean {
     return true
   }

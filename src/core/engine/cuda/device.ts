@@ -13,6 +13,8 @@ export interface CudaRuntime {
   free(ptr: number): void
   emptyCache(): void
   stats(): AllocatorStats
+  /** peakBytes back to liveBytes, so that the next stats() gives the peak since this call */
+  resetPeak(): void
   upload(ptr: number, src: ArrayBufferView): void
   downloadSync(ptr: number, dst: ArrayBufferView): void
   copy(dst: number, src: number, bytes: number): void

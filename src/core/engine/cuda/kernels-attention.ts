@@ -1,5 +1,6 @@
 import type * as tf from '@tensorflow/tfjs'
 import {type CudaDevice, type CudaGemm, type CudaKernel, registerCudaKernel} from './kernel-table.js'
+import {flashBackward, flashForward, flashTakes} from './kernels-flash-attention.js'
 import {rowBlock} from './kernels-fused.js'
 import {sizeOf} from './launch-util.js'
 
@@ -8,8 +9,10 @@ import {sizeOf} from './launch-util.js'
  * attention_forward / attention_backward: per batch entry, the head products are cuBLASLt GEMMs
  * batched over the A heads (each head a d-column slice of [T, H], so strides of d), the masked
  * softmax and its backward are attention_softmax.cu, and the probabilities' dropout is dropout.cu
- * with native's (seed, flat index into probs) mask. probs [B, A, T, T] is materialised and saved;
- * issue 21's fused attention replaces all of this with kernels that keep only the row log-sum-exp.
+ * with native's (seed, flat index into probs) mask. probs [B, A, T, T] is materialised and saved.
+ * Where the fused kernels take the sizes (kernels-flash-attention.ts: head width ≤ 128), they run
+ * instead and the second output is the row log-sum-exp [B, A, T]; SpanAttentionGrad tells the two
+ * apart by that output's rank (3: lse, with ctx and mask among its inputs; 4: probs).
  */
 type Dims = {B: number; T: number; H: number; A: number; d: number; scale: number; keep: number; seed: number}
 
@@ -64,6 +67,7 @@ function dropped(dev: CudaDevice, D: Dims, P: tf.TensorInfo): tf.TensorInfo {
 const attention: CudaKernel = ({inputs: {q, k, v, mask}, attrs, backend}) => {
   if (![q, k, v, mask].every((t) => t?.dtype === 'float32' && sizeOf(t.shape) > 0)) return null
   const D = dims(q!, attrs)
+  if (flashTakes(D)) return flashForward(backend, D, q!, k!, v!, mask!)
   const probs = backend.makeOutput([D.B, D.A, D.T, D.T], 'float32')
   for (let b = 0; b < D.B; b++) headGemm(backend, D, b, {a: q!, b: k!, c: probs, N: D.T, K: D.d, transA: false, transB: true, kinds: 'hhp'}) // Q_h·K_hᵀ
   const rows = D.B * D.A * D.T
@@ -83,10 +87,11 @@ const attention: CudaKernel = ({inputs: {q, k, v, mask}, attrs, backend}) => {
   return [ctx, probs]
 }
 
-/** SpanAttentionGrad: [dq, dk, dv] from dy, q, k, v and the saved probs; the dropout mask redrawn from the seed. */
-const attentionGrad: CudaKernel = ({inputs: {dy, q, k, v, probs}, attrs, backend}) => {
+/** SpanAttentionGrad: [dq, dk, dv] from dy, q, k, v and the saved probs (or lse, ctx and mask); the dropout mask redrawn from the seed. */
+const attentionGrad: CudaKernel = ({inputs: {dy, q, k, v, probs, ctx, mask}, attrs, backend}) => {
   if (![dy, q, k, v, probs].every((t) => t?.dtype === 'float32' && sizeOf(t.shape) > 0)) return null
   const D = dims(q!, attrs)
+  if (probs!.shape.length === 3) return ctx && mask ? flashBackward(backend, D, {dy: dy!, q: q!, k: k!, v: v!, ctx, mask, lse: probs!}) : null
   const [dq, dk, dv] = [0, 1, 2].map(() => backend.makeOutput([D.B, D.T, D.H], 'float32'))
   const Pd = dropped(backend, D, probs!)
   const dP = backend.makeOutput(probs!.shape, 'float32')

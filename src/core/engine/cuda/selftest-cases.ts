@@ -186,6 +186,12 @@ function copies(): SelftestCase[] {
 
 const ADAMW = {lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.4}
 
+/** SpanAttentionGrad from the backend's own SpanAttention outputs (native saves probs, cuda the row lse and ctx). */
+function attentionGrad(dy: tf.Tensor, [q, k, v]: tf.Tensor[], mask: tf.Tensor, att: tf.NamedAttrMap): tf.Tensor[] {
+  const [ctx, probs] = fused('SpanAttention', {q, k, v, mask}, att) as tf.Tensor[]
+  return [fused('SpanAttentionGrad', {dy, q, k, v, probs, ctx, mask}, att)].flat()
+}
+
 /** span's fused kernels (docs/cuda-fused-kernels.md), called by name with the inputs fused.ts gives them. */
 function fusedCases(): SelftestCase[] {
   const labels = () => tf.tensor1d([0, 12, 99, 5, 50, 3, 7], 'int32')
@@ -216,11 +222,9 @@ function fusedCases(): SelftestCase[] {
         f: () => [fused('SpanLinearGrad', {dy: F([9, 11], 20), x: F([9, 13], 17), w: F([11, 13], 18), z: F([9, 11], 21)}, {activation})].flat(),
       },
     ]),
-    {label: 'attention', f: () => [fused('SpanAttention', {q: qkv(22), k: qkv(23), v: qkv(24), mask: mask()}, att)].flat()},
-    {
-      label: 'attention grad',
-      f: () => [fused('SpanAttentionGrad', {dy: qkv(26), q: qkv(22), k: qkv(23), v: qkv(24), probs: tf.softmax(F([2, 3, 7, 7], 25, -3, 3))}, att)].flat(),
-    },
+    // ctx only: the second output is what the backend's own gradient needs (native: probs; cuda: the row lse)
+    {label: 'attention', f: () => [(fused('SpanAttention', {q: qkv(22), k: qkv(23), v: qkv(24), mask: mask()}, att) as tf.Tensor[])[0]]},
+    {label: 'attention grad', f: () => attentionGrad(qkv(26), [qkv(22), qkv(23), qkv(24)], mask(), att)},
   ]
 }
 

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type CudaKernel, cudaKernelOf, registerCudaKernel} from '../../../../src/core/engine/cuda/kernel-table.js'
+import {setFlashAttention} from '../../../../src/core/engine/cuda/kernels-flash-attention.js'
 import {runFused} from '../../../../src/core/engine/fused-kernels.js'
 import {fusedCounts} from '../../../../src/core/engine/fused.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
@@ -139,6 +140,8 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
         [0, 0, 0, 0, 0, -10000, -10000],
         [0, 0, 0, 0, 0, 0, 0],
       ])
+    // the simple path (probs [B, A, T, T] saved); the fused path is test/core/engine/cuda/flash-attention.test.ts
+    const was = setFlashAttention(false)
     for (const rate of [0, 0.2]) {
       const attrs = {heads: 3, rate, seed: 77}
       await same(() => ({name: 'SpanAttention', inputs: {q: F([2, 7, 12], 22), k: F([2, 7, 12], 23), v: F([2, 7, 12], 24), mask: mask()}, attrs}))
@@ -149,6 +152,7 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
         attrs,
       }))
     }
+    setFlashAttention(was)
   })
 
   it('a tiny pretrain step WITH dropout runs every forward fused kernel on the device and equals native (same masks)', async () => {

@@ -19,7 +19,9 @@ function masked(): string {
   )
 }
 
-function pretrain(backend: string, input: string, extra: Record<string, string> = {}): {loss: number; grad_norm: number}[] {
+type Rec = {loss: number; grad_norm: number; peak_device_bytes?: number}
+
+function pretrain(backend: string, input: string, extra: Record<string, string> = {}): Rec[] {
   const out = join(mkdtempSync(join(tmpdir(), 'span-cuda-pretrain-')), 'm')
   const args = ['pretrain', '--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--max-steps', '3', '--log-every', '1']
   const r = runSpan([...args, '--backend', backend, '--out', out], {input, env: {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir, ...extra}})
@@ -27,7 +29,7 @@ function pretrain(backend: string, input: string, extra: Record<string, string> 
   return r.stdout
     .split('\n')
     .filter((l) => l.includes('"loss"'))
-    .map((l) => JSON.parse(l) as {loss: number; grad_norm: number})
+    .map((l) => JSON.parse(l) as Rec)
 }
 
 describe.skipIf(skip)('span pretrain --backend cuda (stand-in)', () => {
@@ -48,6 +50,9 @@ describe.skipIf(skip)('span pretrain --backend cuda (stand-in)', () => {
     cuda.forEach((s, i) => {
       expect(Math.abs(s.loss - cpu[i].loss) / cpu[i].loss).toBeLessThan(1e-4)
       expect(Math.abs(s.grad_norm - cpu[i].grad_norm) / cpu[i].grad_norm).toBeLessThan(1e-4)
+      // the caching allocator's peak of the step, on cuda only (docs/formats.md)
+      expect(Number.isInteger(s.peak_device_bytes) && s.peak_device_bytes! > 0, JSON.stringify(s)).toBe(true)
+      expect(cpu[i]).not.toHaveProperty('peak_device_bytes')
     })
   })
 })

@@ -79,18 +79,21 @@ void init() {
   CHECK(A.cuCtxSetCurrent(ctx));
 }
 
-/** Kernel `name` of native/cuda/kernels/FILE, compiled for sm_80 (modules cached per file). */
-SPAN_CUfunction function(const std::string& file, const char* name) {
+/** Kernel `name` of native/cuda/kernels/FILE, compiled for sm_80 with -D defines (modules cached per file and defines). */
+SPAN_CUfunction function(const std::string& file, const char* name, const std::vector<std::string>& defines = {}) {
   static std::map<std::string, SPAN_CUmodule> modules;
-  if (!modules.count(file)) {
+  std::string key = file;
+  for (const auto& d : defines) key += " " + d;
+  if (!modules.count(key)) {
     std::ifstream f(kernels + "/" + file);
     std::stringstream ss;
     ss << f.rdbuf();
     std::string src = ss.str(), image, log;
     SPAN_nvrtcProgram p;
     A.nvrtcCreateProgram(&p, src.c_str(), file.c_str(), 0, nullptr, nullptr);
-    const char* opts[] = {"--gpu-architecture=sm_80"};
-    int r = A.nvrtcCompileProgram(p, 1, opts);
+    std::vector<const char*> opts{"--gpu-architecture=sm_80"};
+    for (const auto& d : defines) opts.push_back(d.c_str());
+    int r = A.nvrtcCompileProgram(p, static_cast<int>(opts.size()), opts.data());
     size_t n = 0;
     A.nvrtcGetProgramLogSize(p, &n);
     log.assign(n, '\0');
@@ -99,19 +102,19 @@ SPAN_CUfunction function(const std::string& file, const char* name) {
     A.nvrtcGetCUBINSize(p, &n);
     image.assign(n, '\0');
     A.nvrtcGetCUBIN(p, &image[0]);
-    CHECK(A.cuModuleLoadData(&modules[file], image.data()));
+    CHECK(A.cuModuleLoadData(&modules[key], image.data()));
   }
   SPAN_CUfunction fn;
-  CHECK(A.cuModuleGetFunction(&fn, modules[file], name));
+  CHECK(A.cuModuleGetFunction(&fn, modules[key], name));
   return fn;
 }
 
 double launchMs = 0;
 
-/** Launches fn on a 1-D grid and block (timed into launchMs). */
-void launch(SPAN_CUfunction fn, unsigned grid, unsigned block, std::vector<void*> params) {
+/** Launches fn on a grid (x, y, z) and a 1-D block (timed into launchMs). */
+void launch(SPAN_CUfunction fn, unsigned grid, unsigned block, std::vector<void*> params, unsigned gy = 1, unsigned gz = 1) {
   auto t0 = std::chrono::steady_clock::now();
-  CHECK(A.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, nullptr, params.data(), nullptr));
+  CHECK(A.cuLaunchKernel(fn, grid, gy, gz, block, 1, 1, 0, nullptr, params.data(), nullptr));
   CHECK(A.cuCtxSynchronize());
   launchMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -345,6 +348,68 @@ int attention(long long B, int A, int T, unsigned block) {
   return rep.print();
 }
 
+/**
+ * flash_attention_forward.cu and flash_attention_backward.cu: ctx and lse, then dq, dk, dv, over
+ * q, k, v [B, T, A·d] with padded keys (batch entry b pads the last (b % 3)·T/4 keys) and dropout at
+ * `keep` from `seed`, against a double reference of the full [T, T] formula (native's mask bits):
+ * a dropout mask that differed in one element between the passes would show in ctx or the grads.
+ */
+int flashAttention(long long B, int A, int T, int d, int N, float keep, unsigned long long seed) {
+  const long long H = static_cast<long long>(A) * d, n = B * T * H;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  std::vector<float> q = randn(n), k = randn(n), v = randn(n), dO = randn(n), mask(B * T, 0.0f);
+  for (long long b = 0; b < B; b++)
+    for (int t = T - static_cast<int>(b % 3) * T / 4; t < T; t++) mask[b * T + t] = -10000.0f;
+  Dev dq_ = upload(q), dk_ = upload(k), dv_ = upload(v), ddO = upload(dO), dm = upload(mask);
+  Dev ctx = alloc(n * 4), lse = alloc(B * A * T * 4), gq = alloc(n * 4), gk = alloc(n * 4), gv = alloc(n * 4);
+  const std::vector<std::string> defs{"-DSPAN_FA_D=" + std::to_string(d), "-DSPAN_FA_N=" + std::to_string(N)};
+  const unsigned gx = static_cast<unsigned>((T + N - 1) / N);
+  launch(function("flash_attention_forward.cu", "span_flash_attention_forward_f32", defs), gx, N,
+         {&dq_, &dk_, &dv_, &dm, &ctx, &lse, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+  launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dq_f32", defs), gx, N,
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gq, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+  launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dkdv_f32", defs), gx, N,
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gk, &gv, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+  std::vector<double> rc(n, 0.0), rl(B * A * T), rq(n, 0.0), rk(n, 0.0), rv(n, 0.0), P(T), z(T), dS(T);
+  const uint64_t base = splitmix(seed);
+  for (long long b = 0; b < B; b++)
+    for (int h = 0; h < A; h++)
+      for (int t = 0; t < T; t++) {
+        auto at = [&](const std::vector<float>& x, int r, int c) { return double(x[(b * T + r) * H + h * d + c]); };
+        double mx = -1e300, sum = 0, D = 0;
+        for (int s = 0; s < T; s++) {
+          double u = 0;
+          for (int c = 0; c < d; c++) u += at(q, t, c) * at(k, s, c);
+          P[s] = u * scale + mask[b * T + s], mx = std::fmax(mx, P[s]);
+          const uint64_t i = ((static_cast<uint64_t>(b) * A + h) * T + t) * T + s;
+          z[s] = keep >= 1 ? 1.0 : static_cast<float>(splitmix(base + i) >> 40) * (1.0f / 16777216.0f) < keep ? 1.0 / keep : 0.0;
+        }
+        for (int s = 0; s < T; s++) sum += std::exp(P[s] - mx);
+        rl[(b * A + h) * T + t] = mx + std::log(sum);
+        for (int s = 0; s < T; s++) P[s] = std::exp(P[s] - mx) / sum;
+        double* c0 = &rc[(b * T + t) * H + h * d];
+        for (int s = 0; s < T; s++)
+          for (int c = 0; c < d; c++) c0[c] += P[s] * z[s] * at(v, s, c);
+        for (int s = 0; s < T; s++) {
+          double dp = 0;
+          for (int c = 0; c < d; c++) dp += at(dO, t, c) * at(v, s, c);
+          dS[s] = dp * z[s], D += dS[s] * P[s];
+        }
+        for (int s = 0; s < T; s++) {
+          dS[s] = P[s] * (dS[s] - D) * scale;
+          for (int c = 0; c < d; c++) {
+            rq[(b * T + t) * H + h * d + c] += dS[s] * at(k, s, c);
+            rk[(b * T + s) * H + h * d + c] += dS[s] * at(q, t, c);
+            rv[(b * T + s) * H + h * d + c] += P[s] * z[s] * at(dO, t, c);
+          }
+        }
+      }
+  Report rep;
+  rep.compare("ctx", download<float>(ctx, n), rc), rep.compare("lse", download<float>(lse, B * A * T), rl);
+  rep.compare("dq", download<float>(gq, n), rq), rep.compare("dk", download<float>(gk, n), rk), rep.compare("dv", download<float>(gv, n), rv);
+  return rep.print();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -364,6 +429,8 @@ int main(int argc, char** argv) {
   if (s == "adamw") return adamw(arg(0, 1001), arg(1, 3), arg(2, 0.01), arg(3, 0.5));
   if (s == "dropout") return dropout(arg(0, 10007), arg(1, 0.9), static_cast<unsigned long long>(arg(2, 42)));
   if (s == "linear-backward") return linearBackward(arg(0, 37), arg(1, 300));
+  if (s == "flash-attention")
+    return flashAttention(arg(0, 2), arg(1, 2), arg(2, 37), arg(3, 16), arg(4, 32), arg(5, 1), static_cast<unsigned long long>(arg(6, 42)));
   if (s == "attention") return attention(arg(0, 3), arg(1, 2), arg(2, 37), arg(3, 64));
   printf("{\"error\":\"unknown scenario %s\"}\n", s.c_str());
   return 2;

@@ -99,4 +99,15 @@ describe.skipIf(skip !== '')(`fused CUDA kernels on the stand-in device${skip}`,
     everySchedule('attention', [3, 2, 37, 64])
     everySchedule('attention', [2, 3, 130, 128])
   })
+
+  it('fused flash attention (forward, dq, dk/dv): padding, dropout, odd T and T not a multiple of the tile, A and d varied', () => {
+    // B A T d N keep seed; the reference draws native's dropout mask, so a mask that differed
+    // between the forward and the backward kernels (or from native's) fails ctx or the grads.
+    everySchedule('flash-attention', [3, 2, 37, 16, 64, 0.9, 7]) // (d, N) as kernels-flash-attention.ts picks them: shared compiles
+    everySchedule('flash-attention', [2, 3, 130, 64, 64, 0.9, 5]) // three key tiles, the last of 2
+    everySchedule('flash-attention', [2, 4, 65, 32, 64, 1, 3]) // no dropout
+    everySchedule('flash-attention', [1, 2, 33, 128, 32, 0.5, 9]) // d = 128 (the widest the kernel takes)
+    const one = everySchedule('flash-attention', [1, 1, 1, 8, 32, 1, 1]) // T = 1: P = 1, dq = dk = 0
+    expect(one.errors.dq).toBe(0)
+  })
 })

@@ -1,0 +1,55 @@
+import type * as tf from '@tensorflow/tfjs'
+import type {CudaDevice, Dim3} from './kernel-table.js'
+
+/**
+ * SpanAttention(Grad) on the cuda backend, fused (issue 21 item 2): flash_attention_forward.cu
+ * (online softmax over key tiles, padding mask and the probabilities' dropout in one kernel) and
+ * flash_attention_backward.cu (dq, then dk and dv, recomputing P from the saved row log-sum-exp
+ * and the dropout mask from native's (seed, index into [B, A, T, T]) bits). No [B, A, T, T]
+ * tensor exists: SpanAttention's second output is lse [B, A, T] instead of probs, and the
+ * gradient (fused-kernels.ts) hands it back with ctx. docs/cuda-fused-kernels.md, "Attention".
+ */
+export type FlashDims = {B: number; T: number; H: number; A: number; d: number; scale: number; keep: number; seed: number}
+
+/** The widest head the kernels take (d floats of q and of the accumulators per thread). */
+export const FLASH_MAX_D = 128
+
+let enabled = process.env.SPAN_CUDA_FLASH_ATTENTION !== '0'
+
+/** Test and bench hook: whether SpanAttention takes the fused kernels (else the simple GEMM + softmax path). */
+export function setFlashAttention(on: boolean): boolean {
+  const was = enabled
+  enabled = on
+  return was
+}
+
+/** Whether the fused kernels take these sizes: switched on, a whole head width of at most FLASH_MAX_D, grid limits. */
+export const flashTakes = (D: FlashDims): boolean => enabled && Number.isInteger(D.d) && D.d >= 1 && D.d <= FLASH_MAX_D && D.A <= 65535 && D.B <= 65535
+
+/** Compile-time sizes: threads per block = query rows per block = keys per tile (shared memory (2·N·d + 2·N)·4 ≤ 48 KiB). */
+function sizes(D: FlashDims): {defines: Record<string, number>; grid: Dim3; block: Dim3} {
+  const N = D.d <= 64 ? 64 : 32
+  return {defines: {SPAN_FA_D: D.d, SPAN_FA_N: N}, grid: [Math.ceil(D.T / N), D.A, D.B], block: [N, 1, 1]}
+}
+
+const tail = (D: FlashDims) => [{i32: D.T}, {i32: D.A}, {f32: D.scale}, {f32: D.keep}, {i64: D.seed}]
+
+/** [ctx [B, T, H], lse [B, A, T]] from q, k, v [B, T, H] and the additive mask [B, T]. */
+export function flashForward(dev: CudaDevice, D: FlashDims, q: tf.TensorInfo, k: tf.TensorInfo, v: tf.TensorInfo, mask: tf.TensorInfo): tf.TensorInfo[] {
+  const ctx = dev.makeOutput([D.B, D.T, D.H], 'float32')
+  const lse = dev.makeOutput([D.B, D.A, D.T], 'float32')
+  const {defines, grid, block} = sizes(D)
+  const args = [{ptr: q}, {ptr: k}, {ptr: v}, {ptr: mask}, {ptr: ctx}, {ptr: lse}, ...tail(D)]
+  dev.launch('flash_attention_forward', 'span_flash_attention_forward_f32', grid, block, args, 0, defines)
+  return [ctx, lse]
+}
+
+/** [dq, dk, dv] from dctx, q, k, v, the forward's ctx and lse, and the mask. */
+export function flashBackward(dev: CudaDevice, D: FlashDims, t: Record<'dy' | 'q' | 'k' | 'v' | 'ctx' | 'mask' | 'lse', tf.TensorInfo>): tf.TensorInfo[] {
+  const [dq, dk, dv] = [0, 1, 2].map(() => dev.makeOutput([D.B, D.T, D.H], 'float32'))
+  const {defines, grid, block} = sizes(D)
+  const ins = [t.dy, t.q, t.k, t.v, t.ctx, t.mask, t.lse].map((ptr) => ({ptr}))
+  dev.launch('flash_attention_backward', 'span_flash_attention_backward_dq_f32', grid, block, [...ins, {ptr: dq}, ...tail(D)], 0, defines)
+  dev.launch('flash_attention_backward', 'span_flash_attention_backward_dkdv_f32', grid, block, [...ins, {ptr: dk}, {ptr: dv}, ...tail(D)], 0, defines)
+  return [dq, dk, dv]
+}
