@@ -14,7 +14,11 @@ const reason = status.available ? '' : ` (skipped: ${status.error})`
 
 function rand(rng: Rng, shape: number[], lo = -2, hi = 2): tf.Tensor {
   const n = shape.reduce((a, b) => a * b, 1)
-  return tf.tensor(Float32Array.from({length: n}, () => lo + (hi - lo) * rng.float()), shape, 'float32')
+  return tf.tensor(
+    Float32Array.from({length: n}, () => lo + (hi - lo) * rng.float()),
+    shape,
+    'float32',
+  )
 }
 
 type Args = [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.Tensor2D, tf.Tensor1D, tf.Tensor1D]
@@ -22,7 +26,11 @@ type Args = [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D, tf.Tensor2D, tf.Tensor1D, tf
 /** Loss Σ y·c and its gradients w.r.t. all six inputs, through `f`. */
 function valueAndGrads(f: (...a: Args) => tf.Tensor, args: Args, c: tf.Tensor): number[][] {
   return tf.tidy(() => {
-    const {value, grads} = tf.valueAndGrads((...a: tf.Tensor[]) => f(...(a as Args)).mul(c).sum())(args)
+    const {value, grads} = tf.valueAndGrads((...a: tf.Tensor[]) =>
+      f(...(a as Args))
+        .mul(c)
+        .sum(),
+    )(args)
     return [value, ...grads, f(...args)].map((t) => Array.from(t.dataSync()))
   })
 }

@@ -142,7 +142,13 @@ const chunkGrid = (rows: number, cols: number): Dim3 => [Math.min(Math.ceil(cols
 function geluBackward(backend: CudaDevice, dy: tf.TensorInfo, z: tf.TensorInfo, dz: tf.TensorInfo, db: tf.TensorInfo, N: number, M: number): void {
   const chunks = Math.ceil(N / 32)
   const partials = backend.makeOutput([chunks, M], 'float32')
-  backend.launch('linear_gelu', 'span_gelu_backward_partials_f32', chunkGrid(N, M), [128, 1, 1], [{ptr: dy}, {ptr: z}, {ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}])
+  backend.launch(
+    'linear_gelu',
+    'span_gelu_backward_partials_f32',
+    chunkGrid(N, M),
+    [128, 1, 1],
+    [{ptr: dy}, {ptr: z}, {ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}],
+  )
   backend.launch('linear_gelu', 'span_gelu_bias_sum_f32', ewGrid(M), EW_BLOCK, [{ptr: partials}, {ptr: db}, {i64: chunks}, {i64: M}])
   backend.free(partials)
 }
@@ -176,7 +182,13 @@ const residualLayerNorm: CudaKernel = ({inputs: {x, w, b, residual, g, beta}, at
   const [y, mean, rstd] = [backend.makeOutput([N, H], 'float32'), backend.makeOutput([N], 'float32'), backend.makeOutput([N], 'float32')]
   const ptrs = [s, b, residual, g, beta, s, y, mean, rstd].map((t) => ({ptr: t!}))
   const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {i64: Number(attrs?.seed ?? 0)}]
-  backend.launch('residual_layernorm', 'span_residual_layernorm_forward_f32', rowGrid(N), rowBlock(H), [...ptrs, {i64: N}, {i32: H}, {f32: Number(attrs?.eps)}, ...drop])
+  backend.launch('residual_layernorm', 'span_residual_layernorm_forward_f32', rowGrid(N), rowBlock(H), [
+    ...ptrs,
+    {i64: N},
+    {i32: H},
+    {f32: Number(attrs?.eps)},
+    ...drop,
+  ])
   return [y, s, mean, rstd]
 }
 
