@@ -4,9 +4,9 @@ import {sizeOf} from './launch-util.js'
 
 /**
  * span's fused kernels on the cuda backend (native/cuda/kernels: layernorm.cu, cross_entropy.cu,
- * dropout.cu, sum_squares.cu, adamw.cu, bias_gelu.cu, linear_gelu.cu, linear_backward.cu,
- * residual_layernorm.cu, attention_softmax.cu; GEMMs through cuBLASLt), with the semantics of the native ones (fused-native.ts) and the
- * composite formulas (fused-composite.ts). Simple kernels (issue 20): each call here is the
+ * dropout.cu, sum_squares.cu, adamw.cu, bias_gelu.cu, linear_gelu.cu, bias_grad.cu,
+ * residual_layernorm.cu, attention_softmax.cu; GEMMs through cuBLASLt), with the semantics of
+ * the native ones (fused-native.ts) and the composite formulas (fused-composite.ts). Simple kernels (issue 20): each call here is the
  * interface issue 21's fast kernels replace. A kernel returns null (the composite runs) for what
  * it does not take: empty tensors, dtypes other than float32 (int32 labels).
  */
@@ -138,6 +138,15 @@ const linear: CudaKernel = ({inputs: {x, w, b}, attrs, backend}) => {
 /** Column sums of 32-row chunks: a 2-D grid, x over columns (128 a block), y over chunks. */
 const chunkGrid = (rows: number, cols: number): Dim3 => [Math.min(Math.ceil(cols / 128), 64), Math.max(1, Math.min(Math.ceil(rows / 32), 65535)), 1]
 
+/** db = Σ_rows dz (bias_grad.cu: per-chunk column sums over the whole grid, then the chunks in order; the bits of span_bias_grad_f32). */
+function biasGrad(backend: CudaDevice, dz: tf.TensorInfo, db: tf.TensorInfo, N: number, M: number): void {
+  const chunks = Math.ceil(N / 32)
+  const partials = backend.makeOutput([chunks, M], 'float32')
+  backend.launch('bias_grad', 'span_bias_grad_partials_f32', chunkGrid(N, M), [128, 1, 1], [{ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}])
+  backend.launch('bias_grad', 'span_bias_grad_sum_f32', ewGrid(M), EW_BLOCK, [{ptr: partials}, {ptr: db}, {i64: chunks}, {i64: M}])
+  backend.free(partials)
+}
+
 /** dz = dy·gelu′(z) and db = Σ_rows dz (linear_gelu.cu: per-chunk column sums, then the chunks in order). */
 function geluBackward(backend: CudaDevice, dy: tf.TensorInfo, z: tf.TensorInfo, dz: tf.TensorInfo, db: tf.TensorInfo, N: number, M: number): void {
   const chunks = Math.ceil(N / 32)
@@ -162,7 +171,7 @@ const linearGrad: CudaKernel = ({inputs: {dy, x, w, z}, attrs, backend}) => {
   const [dx, dw, db] = [backend.makeOutput([N, K], 'float32'), backend.makeOutput([M, K], 'float32'), backend.makeOutput([M], 'float32')]
   const dz = gelu ? backend.makeOutput([N, M], 'float32') : dy!
   if (gelu) geluBackward(backend, dy!, z!, dz, db, N, M)
-  else backend.launch('linear_backward', 'span_bias_grad_f32', ewGrid(M), EW_BLOCK, [{ptr: dz}, {ptr: db}, {i64: N}, {i64: M}])
+  else biasGrad(backend, dz, db, N, M)
   backend.gemm({a: dz, b: w!, c: dx, M: N, N: K, K: M, transA: false, transB: false}) // [N, out]·[out, in]
   backend.gemm({a: dz, b: x!, c: dw, M, N: K, K: N, transA: true, transB: false}) // [N, out]ᵀ·[N, in]
   if (gelu) backend.free(dz)

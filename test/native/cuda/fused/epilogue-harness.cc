@@ -1,5 +1,5 @@
-// The test driver of issue 21's fused epilogues (native/cuda/kernels/residual_layernorm.cu and
-// linear_gelu.cu) on the stand-in device (test/native/cuda/fused/epilogue-kernels.test.ts). It is
+// The test driver of issue 21's fused epilogues (native/cuda/kernels/residual_layernorm.cu,
+// linear_gelu.cu and bias_grad.cu) on the stand-in device (epilogue-kernels.test.ts). It is
 // fused-harness.cc (its loader, launches, Report and the other scenarios) with these scenarios added:
 // each output against a double CPU reference of the formula the .cu file cites, and against the
 // simple kernels it replaces (bias_gelu.cu, dropout.cu, layernorm.cu, linear_backward.cu) run on the
@@ -142,16 +142,39 @@ int linearGelu(long long rows, long long cols, unsigned gy) {
   return rep.print();
 }
 
+/** bias_grad.cu: db = Σ_rows dz by chunk partials; against a double reference and linear_backward.cu's span_bias_grad_f32 (the same bits). */
+int biasGrad(long long rows, long long cols, unsigned gy) {
+  long long n = rows * cols, chunks = (rows + 31) / 32;
+  std::vector<float> dz = randn(n, 1.0f, 0.2f);
+  Dev d = upload(dz), part = alloc(chunks * cols * 4), db = alloc(cols * 4), sdb = alloc(cols * 4);
+  unsigned gx = static_cast<unsigned>(std::max<long long>(1, std::min<long long>((cols + 127) / 128, 3)));
+  launch2(function("bias_grad.cu", "span_bias_grad_partials_f32"), gx, gy, 128, {&d, &part, &rows, &cols});
+  launch(function("bias_grad.cu", "span_bias_grad_sum_f32"), 2, 64, {&part, &db, &chunks, &cols});
+  const double launched = launchMs;
+  launch(function("linear_backward.cu", "span_bias_grad_f32"), 3, 64, {&d, &sdb, &rows, &cols});
+  std::vector<double> ref(cols, 0.0);
+  for (long long i = 0; i < n; i++) ref[i % cols] += dz[i];
+  std::vector<float> DB = download<float>(db, cols), SDB = download<float>(sdb, cols);
+  Report rep;
+  rep.compare("db", DB, ref), rep.compare("simpleDb", DB, widen(SDB));
+  long long differ = 0;
+  for (long long j = 0; j < cols; j++) differ += DB[j] != SDB[j];
+  launchMs = launched;
+  rep.extra = ",\"bitsDiffer\":" + std::to_string(differ);
+  return rep.print();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) return fprintf(stderr, "usage: epilogue-harness DIR KERNELS_DIR SCENARIO [ARGS...]\n"), 2;
   std::string s = argv[3];
   auto arg = [&](int i, double d) { return argc > 4 + i ? atof(argv[4 + i]) : d; };
-  if (s != "residual-layernorm" && s != "linear-gelu") return fused_harness_main(argc, argv);
+  if (s != "residual-layernorm" && s != "linear-gelu" && s != "bias-grad") return fused_harness_main(argc, argv);
   load(argv[1]);
   kernels = argv[2];
   init();
   if (s == "residual-layernorm") return residualLayerNorm(arg(0, 37), arg(1, 300), arg(2, 128), arg(3, 0.9), static_cast<unsigned long long>(arg(4, 42)));
+  if (s == "bias-grad") return biasGrad(arg(0, 37), arg(1, 300), arg(2, 2));
   return linearGelu(arg(0, 37), arg(1, 300), arg(2, 2));
 }

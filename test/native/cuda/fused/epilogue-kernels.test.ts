@@ -4,7 +4,7 @@ import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {buildStandins, ROOT} from '../../../helpers/cuda-standins.js'
 
-// Issue 21's fused epilogues (native/cuda/kernels/residual_layernorm.cu, linear_gelu.cu) on the
+// Issue 21's fused epilogues (native/cuda/kernels/residual_layernorm.cu, linear_gelu.cu, bias_grad.cu) on the
 // stand-in device: epilogue-harness.cc (fused-harness.cc plus these scenarios) runs each on odd
 // sizes against a double CPU reference of the formula its .cu file cites and against the simple
 // kernels it replaces on the same inputs (the `simple*` entries); every schedule the same bits.
@@ -70,5 +70,11 @@ describe.skipIf(skip !== '')(`fused epilogue CUDA kernels on the stand-in device
     expect(everySchedule('linear-gelu', [37, 300, 2]).bitsDiffer).toBe(0) // 2 chunks, grid-stride over columns (3 blocks of 128)
     expect(everySchedule('linear-gelu', [100, 7, 1]).bitsDiffer).toBe(0) // 4 chunks over one grid row
     expect(everySchedule('linear-gelu', [0, 10, 1]).errors.db).toBe(0)
+  })
+
+  it('the bias gradient from chunk sums: the same bits as the thread-per-column kernel, odd sizes, no rows', () => {
+    expect(everySchedule('bias-grad', [70, 300, 2]).bitsDiffer).toBe(0) // 3 chunks over 2 grid rows, 3 column blocks
+    expect(everySchedule('bias-grad', [31, 5, 1]).bitsDiffer).toBe(0) // one short chunk
+    expect(everySchedule('bias-grad', [0, 10, 1]).errors.db).toBe(0)
   })
 })
