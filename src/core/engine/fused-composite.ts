@@ -159,6 +159,37 @@ const adamw: CompositeKernel = ({inputs, attrs}) =>
     return [decayed.sub(m.div(denom).mul(h.lr / h.bc1)), m, v]
   })
 
+/** Another fused kernel, run by the backend at hand (its own implementation, else its composite). */
+const kernel = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}): tf.Tensor[] =>
+  [tf.engine().runKernel(name, inputs, attrs) as tf.Tensor | tf.Tensor[]].flat()
+
+/**
+ * [y, s, mean, rstd]: y = LayerNorm(dropout(x·Wᵀ + b) + residual) (BertSelfOutput, BertOutput), s
+ * the LayerNorm input [N, H]; as the chain of the other fused kernels the model called before this
+ * one existed (SpanLinear, SpanDropout when rate > 0, an add, SpanLayerNorm), so every backend's
+ * result is that chain's, bit for bit (native: its addon calls; cuda: residual_layernorm.cu).
+ */
+const residualLayerNorm: CompositeKernel = ({inputs, attrs}) =>
+  tf.tidy(() => {
+    const rate = Number(attrs?.rate ?? 0)
+    const [z] = kernel('SpanLinear', {x: T(inputs.x), w: T(inputs.w), b: T(inputs.b)}, {activation: 'linear'}) // [N, H]
+    const d = rate > 0 ? kernel('SpanDropout', {x: z}, {rate, seed: Number(attrs?.seed ?? 0)})[0] : z // [N, H]
+    const s = d.add(T(inputs.residual)) // [N, H]
+    const [y, mean, rstd] = kernel('SpanLayerNorm', {x: s, g: T(inputs.g), b: T(inputs.beta)}, {eps: Number(attrs?.eps)})
+    return [y, s, mean, rstd]
+  })
+
+/** [dx, dw, db, dresidual, dg, dbeta] from dy and the saved x, w, g, s, mean, rstd: the chain's gradients, the dropout mask redrawn. */
+const residualLayerNormGrad: CompositeKernel = ({inputs, attrs}) =>
+  tf.tidy(() => {
+    const rate = Number(attrs?.rate ?? 0)
+    const ln = {dy: T(inputs.dy), x: T(inputs.s), g: T(inputs.g), mean: T(inputs.mean), rstd: T(inputs.rstd)}
+    const [ds, dg, dbeta] = kernel('SpanLayerNormGrad', ln) // [N, H], [H], [H]
+    const dz = rate > 0 ? kernel('SpanDropout', {x: ds}, {rate, seed: Number(attrs?.seed ?? 0)})[0] : ds // [N, H]
+    const [dx, dw, db] = kernel('SpanLinearGrad', {dy: dz, x: T(inputs.x), w: T(inputs.w), z: tf.zeros([0])}, {activation: 'linear'})
+    return [dx, dw, db, ds, dg, dbeta]
+  })
+
 /** The composite of each fused kernel, by kernel name. */
 export const COMPOSITE_FUSED: Record<string, CompositeKernel> = {
   SpanLinear: linear,
@@ -172,4 +203,6 @@ export const COMPOSITE_FUSED: Record<string, CompositeKernel> = {
   SpanDropout: dropout,
   SpanSumSquares: sumSquares,
   SpanAdamW: adamw,
+  SpanResidualLayerNorm: residualLayerNorm,
+  SpanResidualLayerNormGrad: residualLayerNormGrad,
 }

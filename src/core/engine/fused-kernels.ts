@@ -27,6 +27,8 @@ export const FUSED_KERNELS = {
   dropout: 'SpanDropout',
   sumSquares: 'SpanSumSquares',
   adamw: 'SpanAdamW',
+  residualLayerNorm: 'SpanResidualLayerNorm',
+  residualLayerNormGrad: 'SpanResidualLayerNormGrad',
 } as const
 
 /** Backends that get the fused kernels when this module loads (native runs as `cpu`). */
@@ -39,7 +41,7 @@ function cpuKernel(name: string): Impl {
   const native = NATIVE_FUSED[name]
   return (args) => {
     const addon = kernelsEnabled() ? nativeAddon() : null
-    return (addon && native(addon, args)) || COMPOSITE_FUSED[name](args)
+    return (addon && native?.(addon, args)) || COMPOSITE_FUSED[name](args)
   }
 }
 
@@ -111,6 +113,16 @@ const GRADIENTS: tf.GradConfig[] = [
     gradFunc: (dy, [q, k, v, mask, ctx, probs], attrs) => {
       const [dq, dk, dv] = run(FUSED_KERNELS.attentionGrad, {dy: first(dy), q, k, v, probs, ctx, mask}, attrs as tf.NamedAttrMap) as tf.Tensor[]
       return {q: () => dq, k: () => dk, v: () => dv, mask: () => tf.zerosLike(mask)}
+    },
+  },
+  {
+    kernelName: FUSED_KERNELS.residualLayerNorm,
+    inputsToSave: ['x', 'w', 'g'],
+    outputsToSave: [false, true, true, true],
+    gradFunc: (dy, [x, w, g, s, mean, rstd], attrs) => {
+      const grads = run(FUSED_KERNELS.residualLayerNormGrad, {dy: first(dy), x, w, g, s, mean, rstd}, attrs as tf.NamedAttrMap) as tf.Tensor[]
+      const [dx, dw, db, dresidual, dg, dbeta] = grads
+      return {x: () => dx, w: () => dw, b: () => db, residual: () => dresidual, g: () => dg, beta: () => dbeta}
     },
   },
   {

@@ -35,6 +35,22 @@ export function layerNormFused(x: tf.Tensor, g: tf.Tensor1D, b: tf.Tensor1D, eps
   return y
 }
 
+/**
+ * LayerNorm(dropout(x·Wᵀ + b) + residual) for x [N, in], W [H, in], b [H], residual [N, H], with
+ * LayerNorm's gain g [H] and bias beta [H] (BertSelfOutput and BertOutput after their dense layer,
+ * post-LN), → [N, H]: one kernel call each way. Dropout at `rate` (0: none) with the mask of
+ * `seed` and the flat index into [N, H], as dropoutFused draws it; the backward pass redraws it.
+ * Saves the LayerNorm input and its mean and rstd.
+ */
+export function residualLayerNormFused(
+  x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, residual: tf.Tensor2D, g: tf.Tensor1D, beta: tf.Tensor1D, o: {eps: number; rate: number; seed: number},
+): tf.Tensor2D {
+  for (const t of [x, w, b, residual, g, beta]) expectDtype('residualLayerNorm', t, 'float32')
+  const [y, s, mean, rstd] = runFused(K.residualLayerNorm, {x, w, b, residual, g, beta}, o) as tf.Tensor[]
+  tf.dispose([s, mean, rstd]) // kept for the gradient, when there is one
+  return y as tf.Tensor2D
+}
+
 /** Σ_n −log softmax(logits[n])[labels[n]] for logits [N, C], labels [N] int32 in [0, C). */
 export function crossEntropySumFused(logits: tf.Tensor2D, labels: tf.Tensor1D): tf.Scalar {
   expectDtype('cross-entropy', logits, 'float32')

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {gatherRows, embeddingLookup} from '../engine/gather.js'
-import {attentionFused} from '../engine/fused.js'
+import {attentionFused, residualLayerNormFused} from '../engine/fused.js'
 import type {BertConfig} from './config.js'
 import {type ForwardContext, dropout, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
@@ -56,12 +56,22 @@ export class BertSelfAttention {
   }
 }
 
-/** dense → dropout → residual → LayerNorm (BertSelfOutput and BertOutput: post-LN). */
+/**
+ * dense → dropout → residual → LayerNorm (BertSelfOutput and BertOutput: post-LN) as one fused op
+ * (src/core/engine/fused.ts residualLayerNormFused); the dropout seed drawn as dropout() draws it.
+ */
 export function residualOutput(
   p: ParamStore, c: BertConfig, prefix: string, x: tf.Tensor, residual: tf.Tensor, ctx: ForwardContext,
 ): tf.Tensor3D {
-  const y = dropout(linear(p, `${prefix}.dense`, x), c.hidden_dropout_prob, ctx) // [B, T, H]
-  return layerNorm(p, `${prefix}.LayerNorm`, y.add(residual), c.layer_norm_eps) as tf.Tensor3D // [B, T, H]
+  const rate = ctx.training ? c.hidden_dropout_prob : 0
+  if (rate > 0 && !ctx.rng) throw new Error('dropout while training needs a seeded generator')
+  const seed = rate > 0 ? ctx.rng!.next() : 0
+  const [w, b] = [p.get(`${prefix}.dense.weight`) as tf.Tensor2D, p.get(`${prefix}.dense.bias`) as tf.Tensor1D] // [H, in], [H]
+  const [g, beta] = [p.get(`${prefix}.LayerNorm.weight`) as tf.Tensor1D, p.get(`${prefix}.LayerNorm.bias`) as tf.Tensor1D] // [H]
+  const x2 = x.reshape([-1, x.shape[x.shape.length - 1]]) as tf.Tensor2D // [N, in]
+  const r2 = residual.reshape([-1, w.shape[0]]) as tf.Tensor2D // [N, H]
+  const y = residualLayerNormFused(x2, w, b, r2, g, beta, {eps: c.layer_norm_eps, rate, seed}) // [N, H]
+  return y.reshape(residual.shape) as tf.Tensor3D // [B, T, H]
 }
 
 /** One post-LN Transformer layer: attention block, then the GeLU feed-forward block (BertLayer). */

@@ -1,14 +1,15 @@
 /**
  * The summed cross-entropy and argmax hits of a tied decoder's logits x·Wᵀ + b [N, V] without
  * holding them: the rows go through in chunks, each chunk's logits made, scored and freed, and the
- * backward pass makes them again, chunk by chunk (softmax − one-hot, then dx = d·W, dW = dᵀ·x,
- * db = Σ d). The same sums as crossEntropySum over the whole logits, in another order; what a
+ * backward pass makes them again, chunk by chunk (softmax − one-hot by the fused cross-entropy
+ * kernels, then dx = d·W, dW = dᵀ·x, db = Σ d). The same sums as crossEntropySum over the whole logits, in another order; what a
  * pre-training step holds for its MLM and SBO decoders drops from 2·N·V floats (the logits and
  * their gradient) to about 2·CHUNK_FLOATS (issue 24: tiny at 32 × 512 spent half its 2.3 GB there).
  * Used where N·V exceeds CHUNK_FLOATS; smaller batches keep the plain path.
  */
 import * as tf from '@tensorflow/tfjs'
 import {crossEntropySumFused} from '../engine/fused.js'
+import {FUSED_KERNELS, runFused} from '../engine/fused-kernels.js'
 import {dense} from './layers.js'
 
 /** Logit floats a chunk holds (16 MiB of float32): the larger, the fewer matrix products. */
@@ -41,6 +42,17 @@ export function decoderLoss(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, labe
   return op(x, w, b)
 }
 
+/**
+ * dlogits [n, V] = scale·(softmax(logits) − onehot(labels)) by the fused cross-entropy kernels
+ * (the row log-sum-exp made again, then the gradient in one pass: two kernels on any backend, where
+ * tf.softmax, oneHot, sub and mul made four [n, V] temporaries).
+ */
+function crossEntropyGrad(logits: tf.Tensor2D, labels: tf.Tensor1D, scale: tf.Tensor): tf.Tensor2D {
+  const [loss, lse] = runFused(FUSED_KERNELS.crossEntropy, {logits, labels}) as tf.Tensor[] // [], [n]
+  loss.dispose()
+  return runFused(FUSED_KERNELS.crossEntropyGrad, {dy: scale, logits, labels, lse}) as tf.Tensor2D // [n, V]
+}
+
 /** dx [N, H], dW [V, H], db [V] of the summed cross-entropy (the hits have none), chunk by chunk. */
 function decoderGrads(
   dy: tf.Tensor,
@@ -48,16 +60,14 @@ function decoderGrads(
   labels: tf.Tensor1D,
   chunks: (readonly [number, number])[],
 ): tf.Tensor[] {
-  const V = w.shape[0]
-  const scale = dy.slice([0], [1]) // d loss / d Σce
+  const scale = dy.slice([0], [1]).reshape([]) // d loss / d Σce
   let dw = tf.zerosLike(w) as tf.Tensor2D
   let db = tf.zerosLike(b) as tf.Tensor1D
   const dxs: tf.Tensor2D[] = []
   for (const [at, n] of chunks) {
     const [dx, dwc, dbc] = tf.tidy(() => {
       const xc = x.slice([at, 0], [n, -1]) // [n, H]
-      const p = tf.softmax(dense(xc, w, b)) // [n, V]
-      const d = p.sub(tf.oneHot(labels.slice([at], [n]), V)).mul(scale) as tf.Tensor2D // [n, V]
+      const d = crossEntropyGrad(dense(xc, w, b), labels.slice([at], [n]), scale) // [n, V]
       return [tf.matMul(d, w), tf.matMul(d, xc, true, false), d.sum(0)] // [n, H], [V, H], [V]
     })
     const [dw1, db1] = [dw.add(dwc) as tf.Tensor2D, db.add(dbc) as tf.Tensor1D]

@@ -4,9 +4,9 @@ import {sizeOf} from './launch-util.js'
 
 /**
  * span's fused kernels on the cuda backend (native/cuda/kernels: layernorm.cu, cross_entropy.cu,
- * dropout.cu, sum_squares.cu, adamw.cu, bias_gelu.cu, linear_backward.cu, attention_softmax.cu;
- * GEMMs through cuBLASLt), with the semantics of the native ones (fused-native.ts) and the
- * composite formulas (fused-composite.ts). Simple kernels (issue 20): each call here is the
+ * dropout.cu, sum_squares.cu, adamw.cu, bias_gelu.cu, linear_gelu.cu, bias_grad.cu,
+ * residual_layernorm.cu, attention_softmax.cu; GEMMs through cuBLASLt), with the semantics of
+ * the native ones (fused-native.ts) and the composite formulas (fused-composite.ts). Simple kernels (issue 20): each call here is the
  * interface issue 21's fast kernels replace. A kernel returns null (the composite runs) for what
  * it does not take: empty tensors, dtypes other than float32 (int32 labels).
  */
@@ -119,22 +119,47 @@ const adamw: CudaKernel = ({inputs: {p, m, v, g, scale}, attrs, backend}) => {
   return outs
 }
 
-/** SpanLinear: [y, z], z = x·Wᵀ + b [N, out]; y = GeLU(z) (erf) with z kept, else y = z and [0]. */
+/** SpanLinear: [y, z], z = x·Wᵀ + b [N, out]; y = GeLU(z) (erf) with z kept (linear_gelu.cu, one pass), else y = z and [0]. */
 const linear: CudaKernel = ({inputs: {x, w, b}, attrs, backend}) => {
   if (!f32(x, w, b) || x!.shape.length !== 2) return null
   const [N, K] = x!.shape
   const M = w!.shape[0]
   const z = backend.makeOutput([N, M], 'float32')
   backend.gemm({a: x!, b: w!, c: z, M: N, N: M, K, transA: false, transB: true}) // [N, in]·[out, in]ᵀ
-  const bias = [{ptr: b!}, {ptr: z}, {i64: N}, {i64: M}]
   if (attrs?.activation !== 'gelu') {
-    backend.launch('bias_gelu', 'span_bias_add_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, ...bias])
+    backend.launch('bias_gelu', 'span_bias_add_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: z}, {i64: N}, {i64: M}])
     return [z, backend.makeOutput([0], 'float32')]
   }
   const y = backend.makeOutput([N, M], 'float32')
-  backend.launch('bias_gelu', 'span_bias_gelu_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: y}, {i64: N}, {i64: M}]) // before z gets its bias
-  backend.launch('bias_gelu', 'span_bias_add_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, ...bias])
+  backend.launch('linear_gelu', 'span_bias_gelu_keep_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: y}, {i64: N}, {i64: M}]) // z += b, y = gelu(z)
   return [y, z]
+}
+
+/** Column sums of 32-row chunks: a 2-D grid, x over columns (128 a block), y over chunks. */
+const chunkGrid = (rows: number, cols: number): Dim3 => [Math.min(Math.ceil(cols / 128), 64), Math.max(1, Math.min(Math.ceil(rows / 32), 65535)), 1]
+
+/** db = Σ_rows dz (bias_grad.cu: per-chunk column sums over the whole grid, then the chunks in order; the bits of span_bias_grad_f32). */
+function biasGrad(backend: CudaDevice, dz: tf.TensorInfo, db: tf.TensorInfo, N: number, M: number): void {
+  const chunks = Math.ceil(N / 32)
+  const partials = backend.makeOutput([chunks, M], 'float32')
+  backend.launch('bias_grad', 'span_bias_grad_partials_f32', chunkGrid(N, M), [128, 1, 1], [{ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}])
+  backend.launch('bias_grad', 'span_bias_grad_sum_f32', ewGrid(M), EW_BLOCK, [{ptr: partials}, {ptr: db}, {i64: chunks}, {i64: M}])
+  backend.free(partials)
+}
+
+/** dz = dy·gelu′(z) and db = Σ_rows dz (linear_gelu.cu: per-chunk column sums, then the chunks in order). */
+function geluBackward(backend: CudaDevice, dy: tf.TensorInfo, z: tf.TensorInfo, dz: tf.TensorInfo, db: tf.TensorInfo, N: number, M: number): void {
+  const chunks = Math.ceil(N / 32)
+  const partials = backend.makeOutput([chunks, M], 'float32')
+  backend.launch(
+    'linear_gelu',
+    'span_gelu_backward_partials_f32',
+    chunkGrid(N, M),
+    [128, 1, 1],
+    [{ptr: dy}, {ptr: z}, {ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}],
+  )
+  backend.launch('linear_gelu', 'span_gelu_bias_sum_f32', ewGrid(M), EW_BLOCK, [{ptr: partials}, {ptr: db}, {i64: chunks}, {i64: M}])
+  backend.free(partials)
 }
 
 /** SpanLinearGrad: [dx, dw, db]; dz = dy·gelu′(z) for GeLU. */
@@ -143,17 +168,57 @@ const linearGrad: CudaKernel = ({inputs: {dy, x, w, z}, attrs, backend}) => {
   if (!f32(dy, x, w) || (gelu && !f32(z)) || x!.shape.length !== 2) return null
   const [N, K] = x!.shape
   const M = w!.shape[0]
-  let dz = dy!
-  if (gelu) {
-    dz = backend.makeOutput([N, M], 'float32')
-    backend.launch('linear_backward', 'span_gelu_backward_f32', ewGrid(N * M), EW_BLOCK, [{ptr: dy!}, {ptr: z!}, {ptr: dz}, {i64: N * M}])
-  }
   const [dx, dw, db] = [backend.makeOutput([N, K], 'float32'), backend.makeOutput([M, K], 'float32'), backend.makeOutput([M], 'float32')]
+  const dz = gelu ? backend.makeOutput([N, M], 'float32') : dy!
+  if (gelu) geluBackward(backend, dy!, z!, dz, db, N, M)
+  else biasGrad(backend, dz, db, N, M)
   backend.gemm({a: dz, b: w!, c: dx, M: N, N: K, K: M, transA: false, transB: false}) // [N, out]·[out, in]
   backend.gemm({a: dz, b: x!, c: dw, M, N: K, K: N, transA: true, transB: false}) // [N, out]ᵀ·[N, in]
-  backend.launch('linear_backward', 'span_bias_grad_f32', ewGrid(M), EW_BLOCK, [{ptr: dz}, {ptr: db}, {i64: N}, {i64: M}])
   if (gelu) backend.free(dz)
   return [dx, dw, db]
+}
+
+/**
+ * SpanResidualLayerNorm: [y, s, mean, rstd]; the GEMM z = x·Wᵀ [N, H] into s, then one kernel
+ * (residual_layernorm.cu): s = dropout(z + b) + residual in place, y = LayerNorm(s).
+ */
+const residualLayerNorm: CudaKernel = ({inputs: {x, w, b, residual, g, beta}, attrs, backend}) => {
+  if (!f32(x, w, b, residual, g, beta) || x!.shape.length !== 2) return null
+  const [N, K] = x!.shape
+  const H = w!.shape[0]
+  const s = backend.makeOutput([N, H], 'float32')
+  backend.gemm({a: x!, b: w!, c: s, M: N, N: H, K, transA: false, transB: true}) // [N, in]·[H, in]ᵀ
+  const [y, mean, rstd] = [backend.makeOutput([N, H], 'float32'), backend.makeOutput([N], 'float32'), backend.makeOutput([N], 'float32')]
+  const ptrs = [s, b, residual, g, beta, s, y, mean, rstd].map((t) => ({ptr: t!}))
+  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {i64: Number(attrs?.seed ?? 0)}]
+  backend.launch('residual_layernorm', 'span_residual_layernorm_forward_f32', rowGrid(N), rowBlock(H), [
+    ...ptrs,
+    {i64: N},
+    {i32: H},
+    {f32: Number(attrs?.eps)},
+    ...drop,
+  ])
+  return [y, s, mean, rstd]
+}
+
+/** SpanResidualLayerNormGrad: [dx, dw, db, dresidual, dg, dbeta]: two kernels (residual_layernorm.cu), then dx = dz·W, dW = dzᵀ·x. */
+const residualLayerNormGrad: CudaKernel = ({inputs: {dy, x, w, g, s, mean, rstd}, attrs, backend}) => {
+  if (!f32(dy, x, w, g, s, mean, rstd) || x!.shape.length !== 2) return null
+  const [N, K] = x!.shape
+  const H = w!.shape[0]
+  const chunks = Math.ceil(N / 32)
+  const out = (shape: number[]) => backend.makeOutput(shape, 'float32')
+  const [dx, dw, db, ds, dg, dbeta, dz, partials] = [out([N, K]), out([H, K]), out([H]), out([N, H]), out([H]), out([H]), out([N, H]), out([chunks, 3, H])]
+  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {i64: Number(attrs?.seed ?? 0)}]
+  const rows = [dy, s, g, mean, rstd, ds, dz, partials].map((t) => ({ptr: t!}))
+  backend.launch('residual_layernorm', 'span_residual_layernorm_backward_f32', rowGrid(chunks), rowBlock(H), [...rows, {i64: N}, {i32: H}, ...drop])
+  const params = [partials, dg, dbeta, db].map((t) => ({ptr: t}))
+  backend.launch('residual_layernorm', 'span_residual_layernorm_params_f32', ewGrid(H), EW_BLOCK, [...params, {i64: chunks}, {i32: H}])
+  backend.gemm({a: dz, b: w!, c: dx, M: N, N: K, K: H, transA: false, transB: false}) // [N, H]·[H, in]
+  backend.gemm({a: dz, b: x!, c: dw, M: H, N: K, K: N, transA: true, transB: false}) // [N, H]ᵀ·[N, in]
+  backend.free(dz)
+  backend.free(partials)
+  return [dx, dw, db, ds, dg, dbeta]
 }
 
 export const FUSED_CUDA: Record<string, CudaKernel> = {
@@ -166,6 +231,8 @@ export const FUSED_CUDA: Record<string, CudaKernel> = {
   SpanAdamW: adamw,
   SpanLinear: linear,
   SpanLinearGrad: linearGrad,
+  SpanResidualLayerNorm: residualLayerNorm,
+  SpanResidualLayerNormGrad: residualLayerNormGrad,
 }
 
 /** Registers the fused kernels (and attention's, kernels-attention.ts) as the cuda implementations. */

@@ -228,5 +228,44 @@ function fusedCases(): SelftestCase[] {
   ]
 }
 
+/** The residual LayerNorm (issue 21: bias + dropout + residual + LayerNorm after the GEMM) and its gradient, with and without dropout. */
+function epilogueCases(): SelftestCase[] {
+  return [0, 0.25].flatMap((rate) => [
+    {
+      label: `residual layer norm, dropout ${rate}`,
+      f: () =>
+        [
+          fused(
+            'SpanResidualLayerNorm',
+            {x: F([37, 13], 30), w: F([19, 13], 31, -0.5, 0.5), b: F([19], 32), residual: F([37, 19], 34), g: F([19], 33, 0.5, 1.5), beta: F([19], 35)},
+            {eps: 1e-12, rate, seed: 99},
+          ),
+        ].flat(),
+    },
+    {
+      label: `residual layer norm grad, dropout ${rate}`,
+      f: () => {
+        const saved = {s: F([37, 19], 36), mean: F([37], 37, -0.3, 0.3), rstd: F([37], 38, 0.5, 2)}
+        return [
+          fused(
+            'SpanResidualLayerNormGrad',
+            {dy: F([37, 19], 39), x: F([37, 13], 30), w: F([19, 13], 31, -0.5, 0.5), g: F([19], 33, 0.5, 1.5), ...saved},
+            {eps: 1e-12, rate, seed: 99},
+          ),
+        ].flat()
+      },
+    },
+  ])
+}
+
 /** Every case, in table order. */
-export const selftestCases = (): SelftestCase[] => [...binary(), ...logic(), ...unary(), ...reductions(), ...shapes(), ...copies(), ...fusedCases()]
+export const selftestCases = (): SelftestCase[] => [
+  ...binary(),
+  ...logic(),
+  ...unary(),
+  ...reductions(),
+  ...shapes(),
+  ...copies(),
+  ...fusedCases(),
+  ...epilogueCases(),
+]

@@ -83,6 +83,8 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
       'SpanLinearGrad',
       'SpanAttention',
       'SpanAttentionGrad',
+      'SpanResidualLayerNorm',
+      'SpanResidualLayerNormGrad',
     ]) {
       const own = cudaKernelOf(name) as CudaKernel
       expect(own, name).toBeDefined()
@@ -131,6 +133,16 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
     for (const activation of ['gelu', 'linear']) {
       await same(() => ({name: 'SpanLinear', inputs: {x: F([9, 13], 17), w: F([11, 13], 18), b: F([11], 19)}, attrs: {activation}}))
       await same(() => ({name: 'SpanLinearGrad', inputs: {dy: F([9, 11], 20), x: F([9, 13], 17), w: F([11, 13], 18), z: F([9, 11], 21)}, attrs: {activation}}))
+    }
+  })
+
+  it('bias + dropout + residual + LayerNorm after the GEMM (native’s mask), and its gradient, odd sizes past one 32-row chunk', async () => {
+    for (const rate of [0, 0.25]) {
+      const attrs = {eps: 1e-12, rate, seed: 99}
+      const ins = () => ({x: F([37, 13], 30), w: F([19, 13], 31, -0.5, 0.5), b: F([19], 32), g: F([19], 33, 0.5, 1.5)})
+      await same(() => ({name: 'SpanResidualLayerNorm', inputs: {...ins(), residual: F([37, 19], 34), beta: F([19], 35)}, attrs}))
+      const saved = () => ({s: F([37, 19], 36), mean: F([37], 37, -0.3, 0.3), rstd: F([37], 38, 0.5, 2)})
+      await same(() => ({name: 'SpanResidualLayerNormGrad', inputs: {dy: F([37, 19], 39), ...ins(), ...saved()}, attrs}))
     }
   })
 
@@ -187,6 +199,8 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
       'SpanLayerNormGrad',
       'SpanLinear',
       'SpanLinearGrad',
+      'SpanResidualLayerNorm',
+      'SpanResidualLayerNormGrad',
     ])
     expect(Math.abs(got.loss - want.loss) / Math.abs(want.loss)).toBeLessThan(1e-4)
     for (const [name, w] of want.grads) {
