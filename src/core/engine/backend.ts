@@ -67,6 +67,14 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: number |
   throw new SpanError('no TensorFlow.js backend could be initialised')
 }
 
+/**
+ * The precision of the current backend's matrix products, as a resolved config records it: cuda's
+ * (the flag, else SPAN_CUDA_PRECISION, else by compute capability), fp32 on every other backend.
+ */
+export function backendPrecision(): Precision {
+  return tf.getBackend() === 'cuda' ? (tf.backend() as unknown as {precision: Precision}).precision : 'fp32'
+}
+
 /** `--device` and `--precision tf32|bf16` mean the cuda backend: elsewhere a usage error in one line. */
 function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto = false): void {
   if (name === 'cuda') return
