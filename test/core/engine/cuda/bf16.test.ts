@@ -17,7 +17,6 @@ import {buildStandins} from '../../../helpers/cuda-standins.js'
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 
-const bits = (x: number) => new Uint32Array(new Float32Array([x]).buffer)[0]
 const fromBits = (u: number) => new Float32Array(new Uint32Array([u]).buffer)[0]
 
 /** Independent reference: the nearer of the two bf16 around x (inf counting as 2^128), ties to the even one. */
