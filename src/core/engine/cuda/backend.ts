@@ -234,8 +234,8 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     if (n === 0) return src
     const dst = this.dev.rt.alloc(2 * n)
     scratch.push(dst)
-    const threads = 256
-    const blocks = Math.min(Math.ceil(n / 2 / threads), 4096)
+    const threads = 256 // at least 8 elements a thread (grid-stride), at most 1024 blocks: enough to keep a GPU's memory busy
+    const blocks = Math.min(Math.ceil(n / 8 / threads), 1024)
     this.launch('cast_bf16', 'span_f32_to_bf16', [blocks, 1, 1], [threads, 1, 1], [{ptr: src}, {ptr: dst}, {i64: n}])
     return dst
   }
