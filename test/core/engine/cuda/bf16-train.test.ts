@@ -9,6 +9,7 @@ import {runSpan} from '../../../helpers/spawn.js'
 // `finetune squad` (the shapes and data of train-process.test.ts) at bf16 on the stand-in device
 // end within 2% of the fp32 losses (native's, which cuda's fp32 equals within 1e-4 there); the
 // default on the stand-in (compute capability 8.0) is bf16 and the resolved config says so;
+// tensors and live device bytes stay flat over the bf16 steps (SPAN_DEBUG_TENSORS=1);
 // bf16 on a CPU backend is a usage error.
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
@@ -39,15 +40,16 @@ const squadArgs = (steps: number) => [
   ...['--batch-size', '2', '--max-train-examples', String(2 * steps), '--epochs', '1', '--log-every', '1'],
 ]
 
-function run(args: string[], backend: string, e: NodeJS.ProcessEnv, input = ''): {losses: number[]; dir: string} {
+function run(args: string[], backend: string, e: NodeJS.ProcessEnv, input = ''): {losses: number[]; dir: string; census: string[]} {
   const dir = out()
-  const r = runSpan([...args, '--backend', backend, '--out', dir], {input, env: e})
+  const r = runSpan([...args, '--backend', backend, '--out', dir], {input, env: {...e, SPAN_DEBUG_TENSORS: '1'}})
   expect(r.code, r.stderr).toBe(0)
   const losses = r.stdout
     .split('\n')
     .filter((l) => l.includes('"loss"'))
     .map((l) => (JSON.parse(l) as {loss: number}).loss)
-  return {losses, dir}
+  const census = [...r.stderr.matchAll(/tensors after step \d+: (\d+, device bytes \d+)$/gm)].map((m) => m[1])
+  return {losses, dir, census}
 }
 
 /** The saved config of the run's first checkpoint. */
@@ -68,6 +70,8 @@ function within2Percent(args: string[], input = '', rounded = false): void {
   expect(fp32.losses).toHaveLength(20)
   bf16.losses.forEach((l, i) => expect(Math.abs(l - fp32.losses[i]) / fp32.losses[i], `step ${i + 1}`).toBeLessThan(0.02))
   if (rounded) expect(bf16.losses).not.toEqual(run(args, 'cuda', env('fp32'), input).losses)
+  expect(bf16.census).toHaveLength(20) // no leak: tensors and live device bytes flat after step 1 (which makes the moments)
+  expect(new Set(bf16.census.slice(1)).size, bf16.census.join('; ')).toBe(1)
   expect(saved(bf16.dir, args[0] === 'pretrain' ? 'train_config.json' : 'finetune_config.json')).toMatchObject({backend: 'cuda', precision: 'bf16'})
 }
 
