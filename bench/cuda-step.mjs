@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// span's training step on the cuda backend (SPAN_CUDA_LIBS, SPAN_CUDA_PRECISION fp32|tf32), for
+// span's training step on the cuda backend (SPAN_CUDA_LIBS, SPAN_CUDA_PRECISION fp32|tf32|bf16,
+// else the device's default: bf16 from compute capability 8.0), for
 // tools/gpu-check.sh and bench/vs-torch-gpu.mjs. Plain JS over dist/:
 //   node bench/cuda-step.mjs PRESET BxT STEPS [--vocab V]
 // Runs STEPS full training steps (trainStep: forward with dropout, backward, clipping, AdamW) on one
@@ -10,7 +11,7 @@ import * as tf from '@tensorflow/tfjs'
 import {Rng} from '../dist/core/data/rng.js'
 import {stepFlops} from './lib/step-flops.mjs'
 import {V, syntheticExample} from './lib/synthetic.mjs'
-import {initBackend} from '../dist/core/engine/index.js'
+import {backendPrecision, initBackend} from '../dist/core/engine/index.js'
 import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
 import {SpanBertForPreTraining} from '../dist/core/model/pretraining.js'
@@ -58,7 +59,7 @@ console.log(
     batch: `${B}x${T}`,
     vocab,
     steps,
-    precision: process.env.SPAN_CUDA_PRECISION ?? 'fp32',
+    precision: backendPrecision(),
     step_ms: +ms.toFixed(2),
     gflop_per_step: +(stepFlops(model.config, batch) / 1e9).toFixed(2),
     tokens_per_s: Math.round((B * T) / (ms / 1000)),

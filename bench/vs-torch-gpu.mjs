@@ -5,7 +5,8 @@
 // process, alternating which goes first. Then per configuration the medians over rounds.
 //   node bench/vs-torch-gpu.mjs [configs] [--rounds N] [--steps N]
 //   configs default tiny:32x128,base:32x128,base:16x512; precisions fp32,tf32,bf16 (SPAN_GPU_PRECISIONS)
-// span has no bf16 yet: its bf16 entry says so and PyTorch's figure stands alone. MFU is the
+// span's bf16 is --precision bf16 (bf16 GEMM operands, fp32 accumulation, everything else fp32),
+// PyTorch's torch.autocast bf16 (the same ops in bf16, but bf16 outputs too). MFU is the
 // step's matrix-product FLOP/s (bench/lib/step-flops.mjs) over the GPU's dense bf16 peak
 // (SPAN_GPU_PEAK_TFLOPS, default 989: an H100 SXM). PyTorch: SPAN_TORCH_PYTHON or python3.
 // Lines (JSON): run (one process's figures), span_vs_torch (per configuration and precision).
@@ -40,8 +41,7 @@ function run(cmd, args, env = {}) {
   )
 }
 
-const span = (preset, shape, precision) =>
-  precision === 'bf16' ? null : run(process.execPath, [join(here, 'cuda-step.mjs'), preset, shape, String(steps)], {SPAN_CUDA_PRECISION: precision})
+const span = (preset, shape, precision) => run(process.execPath, [join(here, 'cuda-step.mjs'), preset, shape, String(steps)], {SPAN_CUDA_PRECISION: precision})
 const torch = (preset, shape, precision) =>
   run(py, [join(here, 'torch_step.py'), preset, '--device', 'cuda', '--precision', precision, '--batch', shape, '--sdpa'])
 
@@ -66,7 +66,6 @@ function summary(key) {
     span_mfu: mfu,
     span_peak_mb: mem(s, 'peak_live_mb'),
     torch_peak_mb: mem(t, 'peak_mem_mb'),
-    ...(precision === 'bf16' ? {span_note: 'span has no bf16 precision yet'} : {}),
   })
 }
 

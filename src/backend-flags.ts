@@ -22,6 +22,6 @@ export function backendFlagsNoPrecision(defaultBackend: string | null = 'auto') 
 function deviceFlags() {
   return {
     device: Flags.integer({description: 'GPU of the cuda backend, from 0 (default: SPAN_CUDA_DEVICE, else 0); cuda only', min: 0}),
-    precision: Flags.string({description: "matrix products of the cuda backend: fp32, or tf32 (tensor cores, 10-bit mantissa inputs) (default: SPAN_CUDA_PRECISION, else fp32); tf32 is cuda only", options: [...PRECISIONS]}),
+    precision: Flags.string({description: "matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs) or bf16 (bf16 inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp32 before); tf32 and bf16 are cuda only", options: [...PRECISIONS]}),
   }
 }

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
+import {backendPrecision} from './core/engine/backend.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
@@ -132,6 +133,7 @@ export async function runLoop<U, B>(
   // An empty training set (a TACRED "[]", a SWAG header without rows) is the file's error, for every task, before --out is touched
   if (a.units.length === 0) throw errorIn(c.train, 'no training examples (an empty list, or a header without rows): nothing to fine-tune on')
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
+  c.precision = backendPrecision() // saved resolved (cuda's default depends on the GPU); a resumed run keeps it unless --precision is given
   c.data_sha256 = {train: await sha256Of(c.train), dev: c.dev ? await sha256Of(c.dev) : null} // saved: a resumed run must read the same data
   if (src.resume) {
     const saved = await readFinetuneConfig(src.resume)
@@ -165,7 +167,7 @@ interface Parsed<F> {
 }
 
 /** Flags a resumed run may change (how it runs, not what it computes); every other saved one is fixed. */
-const RUN_CONTROL = new Set(['backend', 'threads', 'log-every', 'eval-every', 'keep', 'patience'])
+const RUN_CONTROL = new Set(['backend', 'threads', 'precision', 'log-every', 'eval-every', 'keep', 'patience'])
 /** Flags that are not settings of the run (never saved, never filled). */
 const NOT_SAVED = new Set(['resume', 'stop-at', 'out', 'tensorboard', 'init', 'preset', 'cased', 'uncased'])
 

@@ -15,7 +15,9 @@
 #              (the stand-in's saved results), lt-run built with g++ or nvcc's host compiler
 #   base_step  span doctor --selftest --preset base (a small-batch base step's loss and gradients vs native)
 #   memory     bench/cuda-step.mjs tiny 32x128 200: the allocator's live bytes and tensor count flat
-#   bench      bench/vs-torch-gpu.mjs (bench/torch_step.py: PyTorch eager, SDPA, autocast bf16)
+#   fp32_steps, bf16_steps, bf16_vs_fp32
+#              bench/cuda-step.mjs tiny 32x128 20 at each precision: bf16's last loss within 2% of fp32's
+#   bench      bench/vs-torch-gpu.mjs: span and PyTorch eager (SDPA; torch.autocast for bf16) per configuration in bf16, fp32 and TF32
 # Dry run here (SPAN_GPU_CHECK_DRY=1): the stand-ins (SPAN_CUDA_LIBS, default build/standins from
 # `npm run standins`), tiny shapes, span from the checkout when gpu-carry/ has no bundle, and the
 # steps that need CUDA headers or PyTorch skipped with the reason. Files under $OUT (the device
@@ -139,6 +141,26 @@ if step memory 120 "$node" "$benchdir/cuda-step.mjs" "${mem_args[@]}" && ! grep 
   record memory_flat failed 0 "live bytes or tensor count grew between the middle and the last step"
 fi
 memory_line=$(grep '^{' "$work/step.out" | tail -n 1)
+
+# --precision bf16 against fp32 on the same steps (the cast kernel and cuBLASLt's bf16 inputs on
+# this GPU): the last step's loss within 2% (dry run: 2 tiny steps of 2 x 16)
+if [ "$dry" = 1 ]; then p_args=(tiny 2x16 2 --vocab 1000); else p_args=(tiny 32x128 20); fi
+losses=""
+for p in fp32 bf16; do
+  step "${p}_steps" 90 env SPAN_CUDA_PRECISION=$p "$node" "$benchdir/cuda-step.mjs" "${p_args[@]}" &&
+    losses="$losses $(grep '^{' "$work/step.out" | tail -n 1 | "$node" -e 'const o = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(o.precision === process.argv[1] ? o.watch[o.steps].loss : "wrong-precision")' "$p")"
+done
+set -- $losses
+if [ $# -eq 2 ]; then
+  t0=$(date +%s)
+  if "$node" -e 'const [a, b] = process.argv.slice(1).map(Number); process.exit(Math.abs(b - a) <= 0.02 * Math.abs(a) ? 0 : 1)' "$1" "$2"; then
+    record bf16_vs_fp32 ok $(($(date +%s) - t0)) "last loss fp32 $1, bf16 $2"
+  else
+    record bf16_vs_fp32 failed $(($(date +%s) - t0)) "last loss fp32 $1, bf16 $2: more than 2% apart"
+  fi
+else
+  skip bf16_vs_fp32 "a precision's steps did not finish (see the log)"
+fi
 
 # span against PyTorch on the same GPU, whatever time is left
 if [ "$dry" = 1 ] || ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then

@@ -237,13 +237,13 @@ span_cuda::Operand operand(const std::vector<double>& v, size_t i) {
   return o;
 }
 
-/** gemm([transA, transB, tf32, batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers). */
+/** gemm([transA, transB, precision (0 fp32, 1 tf32, 2 bf16 A and B), batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers). */
 napi_value Gemm(napi_env env, napi_callback_info info) {
   Args a(env, info);
   auto v = nums(env, a.argv[0]);
   if (v.size() != 21) return fail(env, "span cuda: gemm takes 21 numbers"), nullptr;
   span_cuda::Gemm g;
-  g.transA = v[0] != 0, g.transB = v[1] != 0, g.tf32 = v[2] != 0;
+  g.transA = v[0] != 0, g.transB = v[1] != 0, g.tf32 = v[2] == 1, g.bf16 = v[2] == 2;
   g.batch = static_cast<int>(v[3]), g.alpha = static_cast<float>(v[4]), g.beta = static_cast<float>(v[5]);
   g.A = operand(v, 6), g.B = operand(v, 11), g.C = operand(v, 16);
   fail(env, span_cuda::deviceGemm(g));

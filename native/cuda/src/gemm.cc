@@ -1,6 +1,8 @@
 // cuBLASLt matmuls of the cuda backend (device.h Gemm): column-major operands as gemm-layout.ts
 // computes them from tfjs' row-major tensors, strided batches (stride 0 broadcasts), fp32 data
-// with CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for --precision tf32. The handle and
+// with CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for --precision tf32; under --precision
+// bf16, A and B are bf16 copies (CUDA_R_16BF, cast by the backend: cast_bf16.cu) while C/D stay
+// fp32 and the compute type CUBLAS_COMPUTE_32F (fp32 accumulation). The handle and
 // a workspace are made once; descriptors per call (cheap next to a GEMM).
 #include <dlfcn.h>
 
@@ -25,9 +27,9 @@ std::string ltError(const char* api, SPAN_cublasStatus_t r) {
 constexpr size_t kWorkspace = 32u << 20;  // cuBLASLt's recommendation for Hopper
 
 /** Layout of one operand: rows × cols, ld, batch count and stride. */
-std::string layout(SPAN_cublasLtMatrixLayout_t* l, uint64_t rows, uint64_t cols, int64_t ld, int batch, int64_t stride) {
+std::string layout(SPAN_cublasLtMatrixLayout_t* l, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld, int batch, int64_t stride) {
   State& s = state();
-  std::string e = ltError("cublasLtMatrixLayoutCreate", s.ltLayoutCreate(l, SPAN_CUDA_R_32F, rows, cols, ld));
+  std::string e = ltError("cublasLtMatrixLayoutCreate", s.ltLayoutCreate(l, type, rows, cols, ld));
   if (e.empty() && batch > 1) {
     int32_t b = batch;
     e = ltError("cublasLtMatrixLayoutSetAttribute", s.ltLayoutSet(*l, SPAN_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof(b)));
@@ -90,9 +92,10 @@ std::string deviceGemm(const Gemm& g) {
   SPAN_cublasLtMatmulDesc_t d = nullptr;
   SPAN_cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   std::string e = describe(g, &d);
-  if (e.empty()) e = layout(&la, g.A.rows, g.A.cols, g.A.ld, g.batch, g.A.stride);
-  if (e.empty()) e = layout(&lb, g.B.rows, g.B.cols, g.B.ld, g.batch, g.B.stride);
-  if (e.empty()) e = layout(&lc, g.C.rows, g.C.cols, g.C.ld, g.batch, g.C.stride);
+  const uint32_t in = g.bf16 ? SPAN_CUDA_R_16BF : SPAN_CUDA_R_32F;
+  if (e.empty()) e = layout(&la, in, g.A.rows, g.A.cols, g.A.ld, g.batch, g.A.stride);
+  if (e.empty()) e = layout(&lb, in, g.B.rows, g.B.cols, g.B.ld, g.batch, g.B.stride);
+  if (e.empty()) e = layout(&lc, SPAN_CUDA_R_32F, g.C.rows, g.C.cols, g.C.ld, g.batch, g.C.stride);
   SPAN_cublasLtMatmulHeuristicResult_t h;
   if (e.empty()) e = pick(d, la, lb, lc, &h);
   if (e.empty()) {

@@ -4,14 +4,14 @@ import {createRequire} from 'node:module'
 import {dirname, join, sep} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {setCudaOptions} from './cuda/backend.js'
+import {PRECISIONS, type Precision} from './cuda/bf16.js'
 import {startCudaBackend} from './cuda/start.js'
 import {setNativeKernelsEnabled, startNative} from './native.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
 export const BACKEND_CHOICES = ['auto', 'cuda', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
 export type BackendChoice = (typeof BACKEND_CHOICES)[number]
-/** What `--precision` accepts (the cuda backend's matrix products). */
-export const PRECISIONS = ['fp32', 'tf32'] as const
+export {PRECISIONS}
 export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
 
 /**
@@ -39,13 +39,15 @@ export interface BackendOptions {
  * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts, and when
  * that is slower than native because the addon is missing, says so in one line (`notice`,
  * stderr by default), since training there runs an order of magnitude slower. `--device` and
- * `--precision tf32` on a backend other than cuda are usage errors (exit 2), checked before an
- * explicit choice starts and after `auto` resolved.
+ * `--precision tf32|bf16` on a backend other than cuda are usage errors (exit 2), checked before an
+ * explicit choice starts and after `auto` resolved: the CPU backends compute in fp32 only, and a
+ * run asked for in bf16 is not silently run at another precision.
  */
 export async function initBackend(choice: BackendChoice = 'auto', opts: number | BackendOptions = {}, notice = (line: string) => void process.stderr.write(`${line}
 `)): Promise<BackendInfo> {
   const o = typeof opts === 'number' ? {threads: opts} : opts
-  if (o.device !== undefined || o.precision !== undefined) setCudaOptions({...(o.device === undefined ? {} : {device: o.device}), ...(o.precision === 'tf32' ? {precision: 'tf32'} : o.precision === 'fp32' ? {precision: 'fp32'} : {})})
+  const precision = (PRECISIONS as readonly string[]).includes(o.precision ?? '') ? (o.precision as Precision) : undefined
+  if (o.device !== undefined || precision !== undefined) setCudaOptions({...(o.device === undefined ? {} : {device: o.device}), ...(precision ? {precision} : {})})
   if (choice !== 'auto') {
     checkCudaOnly(choice, o)
     const why = await tryBackend(choice, o.threads)
@@ -65,10 +67,18 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: number |
   throw new SpanError('no TensorFlow.js backend could be initialised')
 }
 
-/** `--device` and `--precision tf32` mean the cuda backend: elsewhere a usage error in one line. */
+/**
+ * The precision of the current backend's matrix products, as a resolved config records it: cuda's
+ * (the flag, else SPAN_CUDA_PRECISION, else by compute capability), fp32 on every other backend.
+ */
+export function backendPrecision(): Precision {
+  return tf.getBackend() === 'cuda' ? (tf.backend() as unknown as {precision: Precision}).precision : 'fp32'
+}
+
+/** `--device` and `--precision tf32|bf16` mean the cuda backend: elsewhere a usage error in one line. */
 function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto = false): void {
   if (name === 'cuda') return
-  const flag = o.device !== undefined ? `--device ${o.device}` : o.precision === 'tf32' ? '--precision tf32' : null
+  const flag = o.device !== undefined ? `--device ${o.device}` : o.precision === 'tf32' || o.precision === 'bf16' ? `--precision ${o.precision}` : null
   if (flag) throw new SpanError(`${flag} needs --backend cuda; ${auto ? `--backend auto chose ${name} (see span doctor)` : `--backend ${name} has no devices or precisions`}`, 2)
 }
 

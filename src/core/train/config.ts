@@ -46,7 +46,7 @@ export interface TrainConfig {
   backend: string
   threads: number | null // native backend threads; null: every core
   device: number | null // cuda backend GPU; null: SPAN_CUDA_DEVICE, else 0
-  precision: string | null // cuda backend matrix products: fp32 | tf32; null: SPAN_CUDA_PRECISION, else fp32
+  precision: string | null // cuda backend matrix products: fp32 | tf32 | bf16; null: SPAN_CUDA_PRECISION, else by compute capability (cuda/bf16.ts)
   scheme: string
   p: number
   'max-span': number

@@ -33,6 +33,8 @@ export interface FinetuneSettings {
   backend: string
   /** native backend threads; null: every core */
   threads?: number | null
+  /** the matrix products' precision as resolved when the loop starts (fp32 | tf32 | bf16; backend.ts backendPrecision) */
+  precision?: string | null
   'log-every': number
   /** evaluate (and checkpoint) every N steps besides each epoch's end; null: epoch ends only */
   'eval-every'?: number | null

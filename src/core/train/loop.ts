@@ -3,7 +3,7 @@ import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
-import {type BackendInfo, type BackendChoice, initBackend} from '../engine/backend.js'
+import {type BackendInfo, type BackendChoice, backendPrecision, initBackend} from '../engine/backend.js'
 import {cudaGraphRequested, graphStep} from '../engine/cuda/graph.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
@@ -133,6 +133,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
     backend = await initBackend(c.backend as BackendChoice, {threads: c.threads ?? undefined, device: c.device ?? undefined, precision: c.precision ?? undefined})
+    c.precision = backendPrecision() // resolved: the saved config says what ran, and a resumed run keeps it
     plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size) // before any tensor: refuses what cannot fit
   } catch (err) {
     await data.index.close()

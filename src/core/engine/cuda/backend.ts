@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {launchEnv} from '../../dist/launch.js'
 import {type CudaDevice0, openDevice} from './device.js'
 import {type AllocatorStats} from './device.js'
+import {type Precision, PRECISIONS, defaultPrecision} from './bf16.js'
 import {ltGemm} from './gemm-layout.js'
 import type {CudaArg, CudaDevice, CudaGemm, Dim3} from './kernel-table.js'
 
@@ -21,7 +22,8 @@ interface Stored {
 
 export interface CudaOptions {
   device: number
-  precision: 'fp32' | 'tf32'
+  /** null: by the device's compute capability (bf16.ts defaultPrecision) */
+  precision: Precision | null
 }
 
 const BYTES = 4 // float32, int32 and bool (as int32) alike
@@ -52,9 +54,12 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
 
   readonly ordinal: number
 
-  /** fp32, or TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): setCudaOptions, read at each GEMM. */
-  get precision(): 'fp32' | 'tf32' {
-    return options.precision
+  /**
+   * fp32, TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32), or bf16 operands with
+   * fp32 accumulation and result: setCudaOptions, else by compute capability; read at each GEMM.
+   */
+  get precision(): Precision {
+    return options.precision ?? defaultPrecision(this.dev.arch)
   }
 
   private get(id: tf.DataId): Stored {
@@ -213,23 +218,51 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     const lt = ltGemm(a, b, view(g.M, g.N, g.ldc, g.strideC ?? g.M * g.N), g.transA, g.transB, batch)
     const at = (p: tf.TensorInfo | number, off = 0) => (typeof p === 'number' ? p : this.ptr(p)) + off * BYTES
     const op = (ptr: number, l: typeof lt.A) => [ptr, l.rows, l.cols, l.ld, l.stride]
+    const mode = PRECISION_CODE[this.precision]
+    // bf16: A and B read from bf16 copies in the same layout (offsets folded in); C stays fp32
+    const scratch: number[] = []
+    const input = (p: tf.TensorInfo | number, off: number | undefined, v: ReturnType<typeof view>) =>
+      mode === 2 ? this.bf16Copy(at(p, off), extent(v, batch), scratch) : at(p, off)
     // cuBLASLt's A is tfjs' b and its B is tfjs' a (gemm-layout.ts)
     this.dev.rt.gemm([
-      ...[lt.transA, lt.transB, this.precision === 'tf32'].map(Number),
+      ...[lt.transA, lt.transB].map(Number),
+      mode,
       batch,
       g.alpha ?? 1,
       g.beta ?? 0,
-      ...op(at(g.b, g.offsetB), lt.A),
-      ...op(at(g.a, g.offsetA), lt.B),
+      ...op(input(g.b, g.offsetB, b), lt.A),
+      ...op(input(g.a, g.offsetA, a), lt.B),
       ...op(at(g.c, g.offsetC), lt.C),
     ])
+    for (const p of scratch) this.dev.rt.free(p) // stream order: reused only by work issued after the GEMM
+  }
+
+  /** A bf16 copy of n fp32 elements at src (cast_bf16.cu), in a block of its own recorded in `scratch` (src itself when n is 0). */
+  private bf16Copy(src: number, n: number, scratch: number[]): number {
+    if (n === 0) return src
+    const dst = this.dev.rt.alloc(2 * n)
+    scratch.push(dst)
+    const threads = 256 // at least 8 elements a thread (grid-stride), at most 1024 blocks: enough to keep a GPU's memory busy
+    const blocks = Math.min(Math.ceil(n / 8 / threads), 1024)
+    this.launch('cast_bf16', 'span_f32_to_bf16', [blocks, 1, 1], [threads, 1, 1], [{ptr: src}, {ptr: dst}, {i64: n}])
+    return dst
   }
 }
 
-/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (until --device and --precision reach every command). */
+/** The code of each precision for the addon's gemm (bindings.cc). */
+const PRECISION_CODE: Record<Precision, number> = {fp32: 0, tf32: 1, bf16: 2}
+
+/** Elements an operand spans from its first: rows × cols with row stride ld, over `batch` matrices batchStride apart (0: one, broadcast). */
+function extent(v: {rows: number; cols: number; ld: number; batchStride: number}, batch: number): number {
+  if (v.rows === 0 || v.cols === 0 || batch === 0) return 0
+  return (v.batchStride > 0 ? (batch - 1) * v.batchStride : 0) + (v.rows - 1) * v.ld + v.cols
+}
+
+/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (fp32, tf32 or bf16; anything else: by compute capability). */
 function envOptions(): CudaOptions {
   const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
-  return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: process.env.SPAN_CUDA_PRECISION === 'tf32' ? 'tf32' : 'fp32'}
+  const p = process.env.SPAN_CUDA_PRECISION ?? ''
+  return {device: Number.isInteger(device) && device >= 0 ? device : 0, precision: (PRECISIONS as readonly string[]).includes(p) ? (p as Precision) : null}
 }
 
 let options: CudaOptions = {...envOptions(), ...localRankDevice()}
