@@ -97,43 +97,18 @@ export function optimiserStep(
   defer = false,
 ): StepOutcome {
   const acc = new Map<string, tf.Tensor>()
-  const losses: number[] = []
-  const onDevice = defer && onCuda()
-  let lossSum: tf.Scalar | null = null
+  const run: MicroRun = {losses: [], lossSum: null}
   try {
-    for (const make of micro) {
-      const m = make()
-      if (!m) continue
-      try {
-        if (m.empty) {
-          losses.push(0)
-          m.done?.(0)
-          continue
-        }
-        const r = valueAndGrads(params, m.loss)
-        addGrads(acc, r.grads)
-        if (onDevice && !(m.done && !m.doneDevice)) {
-          losses.push(NaN)
-          m.doneDevice?.(r.value)
-          lossSum = addScalar(lossSum, r.value)
-          continue
-        }
-        const loss = r.value.dataSync()[0]
-        r.value.dispose()
-        losses.push(loss)
-        m.done?.(loss)
-      } finally {
-        m.dispose?.()
-      }
-    }
+    for (const make of micro) microBatch(params, make(), acc, run, defer && onCuda())
+    const {losses} = run
     if (losses.length === 0) return {losses, gradNorm: 0}
     scaleGrads(acc, 1 / losses.length)
     reduce?.(acc) // data-parallel: summed over ranks before clipping (the global batch's gradient)
     const c = opt.applyClipped(params.entries(), acc, lr, clip > 0 ? clip : Infinity)
     if ('norm' in c) return {losses, gradNorm: c.norm}
-    if (lossSum) {
-      const device = {lossSum, sumsq: c.sumsq}
-      lossSum = null
+    if (run.lossSum) {
+      const device = {lossSum: run.lossSum, sumsq: c.sumsq}
+      run.lossSum = null
       return {losses, gradNorm: NaN, device}
     }
     const sumsq = c.sumsq.dataSync()[0] // cuda, not deferred: read as before
@@ -141,7 +116,39 @@ export function optimiserStep(
     return {losses, gradNorm: Math.sqrt(sumsq)}
   } finally {
     tf.dispose([...acc.values()])
-    lossSum?.dispose()
+    run.lossSum?.dispose()
+  }
+}
+
+/** The losses of a step's micro-batches so far (NaN where deferred) and the deferred ones' sum on the device. */
+interface MicroRun {
+  losses: number[]
+  lossSum: tf.Scalar | null
+}
+
+/** One micro-batch (null: skipped): its gradients added into acc, its loss read (or, deferred, summed on the device). */
+function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, tf.Tensor>, run: MicroRun, onDevice: boolean): void {
+  if (!m) return
+  try {
+    if (m.empty) {
+      run.losses.push(0)
+      m.done?.(0)
+      return
+    }
+    const r = valueAndGrads(params, m.loss)
+    addGrads(acc, r.grads)
+    if (onDevice && !(m.done && !m.doneDevice)) {
+      run.losses.push(NaN)
+      m.doneDevice?.(r.value)
+      run.lossSum = addScalar(run.lossSum, r.value)
+      return
+    }
+    const loss = r.value.dataSync()[0]
+    r.value.dispose()
+    run.losses.push(loss)
+    m.done?.(loss)
+  } finally {
+    m.dispose?.()
   }
 }
 
@@ -173,6 +180,18 @@ export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: Forwa
     }
     const t = model.trainingTerms(b, ctx, norm) // pretrainingTerms' sums, big decoders in chunks
     onStats(t.stats.dataSync() as Float32Array)
+    return t.total
+  }
+}
+
+/** pretrainLoss with the stats vector [9] left on the device: `onStats` takes it (kept out of the tape's cleanup; the receiver disposes it). */
+export function pretrainLossOnDevice(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, onStats: (s: tf.Tensor1D) => void, norm?: LossCounts): () => tf.Scalar {
+  return () => {
+    if (model.config.objectives.includes('nsp') && !b.nextLabels) {
+      throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
+    }
+    const t = model.trainingTerms(b, ctx, norm)
+    onStats(tf.keep(t.stats))
     return t.total
   }
 }
