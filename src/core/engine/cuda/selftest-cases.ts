@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {runFused} from '../fused-kernels.js'
+import {optimiserCases} from './selftest-optimiser.js'
 
 /**
  * The inputs `span doctor --selftest` runs every cuda kernel on (selftest.ts): odd sizes,
@@ -229,4 +230,13 @@ function fusedCases(): SelftestCase[] {
 }
 
 /** Every case, in table order. */
-export const selftestCases = (): SelftestCase[] => [...binary(), ...logic(), ...unary(), ...reductions(), ...shapes(), ...copies(), ...fusedCases()]
+export const selftestCases = (): SelftestCase[] => [
+  ...binary(),
+  ...logic(),
+  ...unary(),
+  ...reductions(),
+  ...shapes(),
+  ...copies(),
+  ...fusedCases(),
+  ...optimiserCases(),
+]
