@@ -6,7 +6,7 @@
 //  - dist/, bin/, package.json, oclif.manifest.json, fixtures/: span itself (npm run build first);
 //  - node_modules/: the production dependencies, copied from this install and pruned to what
 //    runs (no sources, maps, typings, docs; tfjs packages keep their Node bundle and wasm);
-//  - native/: both addons built portably (SPAN_PORTABLE=1: x86-64-v2, static libstdc++; the
+//  - native/: the addons (span_native, span_dist, span_cuda) built portably (SPAN_PORTABLE=1: x86-64-v2, static libstdc++; the
 //    builtin GEMM, since the target's BLAS is unknown).
 // Prints the size; fails when over 40 MB.
 import {execFileSync, spawnSync} from 'node:child_process'
@@ -92,23 +92,25 @@ function copyModules() {
   }
 }
 
-/** Both addons, built in the stage from native/'s sources, portably; only the .node files kept (and the cuda kernel sources NVRTC compiles at run time). */
+/** The addons, per folder of native/ (span_dist: the MPI collectives, src/core/dist/addon.ts, loading libmpi at run time). */
+const ADDONS = {'': ['span_native.node', 'span_dist.node'], cuda: ['span_cuda.node']}
+
+/** The addons, built in the stage from native/'s sources, portably; only the .node files kept (and the cuda kernel sources NVRTC compiles at run time). */
 function buildAddons() {
   const dir = join(stage, 'native')
   for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src', 'cuda/kernels'])
     cpSync(join(root, 'native', f), join(dir, f), {recursive: true})
   const r = spawnSync(process.execPath, [join(dir, 'build.mjs')], {env: {...process.env, SPAN_PORTABLE: '1', SPAN_BLAS: 'none'}, encoding: 'utf8'})
   process.stdout.write(r.stdout)
-  for (const [sub, file] of [
-    ['', 'span_native.node'],
-    ['cuda', 'span_cuda.node'],
-  ]) {
-    const built = join(dir, sub, 'build', 'Release', file)
-    if (!existsSync(built)) throw new Error(`${file} did not build`)
-    const keep = readFileSync(built)
+  for (const [sub, files] of Object.entries(ADDONS)) {
+    const keep = files.map((file) => {
+      const built = join(dir, sub, 'build', 'Release', file)
+      if (!existsSync(built)) throw new Error(`${file} did not build`)
+      return [file, readFileSync(built)]
+    })
     rmSync(join(dir, sub, 'build'), {recursive: true})
     mkdirSync(join(dir, sub, 'build', 'Release'), {recursive: true})
-    writeFileSync(join(dir, sub, 'build', 'Release', file), keep)
+    for (const [file, bytes] of keep) writeFileSync(join(dir, sub, 'build', 'Release', file), bytes)
   }
 }
 

@@ -30,6 +30,9 @@ import {type FinetuneState, loadFinetuneState, stateFiles} from './finetune-stat
 import {stopAdvice, watchSignals} from './signals.js'
 import {type MicroBatch, optimiserStep} from './step.js'
 import {DevicePeak} from './device-memory.js'
+import {DeviceMetrics} from './deferred.js'
+import {Tally} from './objective.js'
+import {onCuda} from '../engine/cuda/optimiser.js'
 
 export interface FinetuneIO {
   out: LineWriter // metrics NDJSON (stdout)
@@ -151,8 +154,8 @@ async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome
   const {c, s} = l
   l.io.progress.start(l.sched.total, s.step)
   const signal = watchSignals()
+  let window = newWindow()
   try {
-    let window = newWindow()
     while (s.epoch < c.epochs) {
       if (s.batch === l.stepsPerEpoch) {
         s.epoch++
@@ -173,6 +176,7 @@ async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome
     }
     return {best: s.best, step: s.step, stopped: 'done'}
   } finally {
+    window.device.dispose()
     signal.dispose()
     l.io.progress.stop()
   }
@@ -183,6 +187,9 @@ interface Window {
   /** the device allocator's peak over the window's steps (cuda) */
   peak: DevicePeak
   losses: number[]
+  /** cuda (one process): the steps' mean losses and the last squared norm on the device, read when logged */
+  device: DeviceMetrics
+  deferred: number
   tokens: number
   seconds: number
   lr: number
@@ -190,7 +197,7 @@ interface Window {
 }
 
 function newWindow(): Window {
-  return {losses: [], tokens: 0, seconds: 0, lr: 0, gradNorm: 0, peak: new DevicePeak()}
+  return {losses: [], device: new DeviceMetrics(), deferred: 0, tokens: 0, seconds: 0, lr: 0, gradNorm: 0, peak: new DevicePeak()}
 }
 
 /** One update over the next batch × accumulate units of the epoch's order. */
@@ -223,21 +230,24 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
   const t0 = performance.now()
   const lr = l.sched.at(s.step + 1)
   const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(a.params.entries(), g) : undefined
-  const r = w.peak.during(() => optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce))
+  const r = w.peak.during(() => optimiserStep(a.params, l.opt, micro, lr, c.clip, reduce, dp.size === 1 && onCuda())) // cuda: no read during the step
   w.seconds += (performance.now() - t0) / 1000
   s.step++
   s.batch++
   s.dropout_rng = l.dropout.state()
-  w.losses.push(dp.sum(r.losses.reduce((x, y) => x + y, 0)) / r.losses.length)
-  Object.assign(w, {lr, gradNorm: r.gradNorm})
-  l.io.progress.update(s.step, w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
+  if (r.device) w.device.addStep(r.device, r.losses.length) // read when logged
+  else w.losses.push(dp.sum(r.losses.reduce((x, y) => x + y, 0)) / r.losses.length)
+  Object.assign(w, {lr, gradNorm: r.gradNorm, deferred: w.deferred + (r.device ? 1 : 0)})
+  l.io.progress.update(s.step, r.device ? null : w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
   await new Promise((resolve) => setImmediate(resolve))
 }
 
 async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
-  const loss = w.losses.reduce((x, y) => x + y, 0) / Math.max(w.losses.length, 1)
+  const onDevice = new Tally()
+  const gradNorm = w.device.read(onDevice) ?? w.gradNorm // deferred (cuda): the one read of these steps
+  const loss = (w.losses.reduce((x, y) => x + y, 0) + onDevice.loss) / Math.max(w.losses.length + w.deferred, 1)
   const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
-  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: w.gradNorm, tokens_per_s: tps, ...w.peak.field()}, 'train')
+  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: gradNorm, tokens_per_s: tps, ...w.peak.field()}, 'train')
   return newWindow()
 }
 

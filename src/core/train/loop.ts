@@ -23,7 +23,9 @@ import {type ScalarSink, evalRecord, openScalars, trainRecord} from './metrics.j
 import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
-import {type MicroBatch, optimiserStep, pretrainLoss} from './step.js'
+import {type MicroBatch, optimiserStep, pretrainLoss, pretrainLossOnDevice} from './step.js'
+import {DeviceMetrics} from './deferred.js'
+import {onCuda} from '../engine/cuda/optimiser.js'
 import {type Progress, speedNote} from './progress.js'
 import {stopAdvice, watchSignals} from './signals.js'
 import {EpochSampler, STREAM, deriveRng} from './sampler.js'
@@ -252,16 +254,17 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
     while (run.step < last && !stop) {
       const t0 = performance.now()
       const lr = run.sched.at(run.step + 1)
-      const r = window.peak.during(() => graphedStep(run, lr, io))
+      const r = window.peak.during(() => graphedStep(run, lr, io, window.device))
       run.step++
       window.seconds += (performance.now() - t0) / 1000
       speed.step((performance.now() - t0) / 1000)
       mergeTally(window.tally, r.tally)
-      io.progress.update(run.step, r.tally.batches ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
+      io.progress.update(run.step, r.tally.batches && !r.deferred ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
       stop = run.dp.agreeStop(signal.caught)
       if (run.step % c['log-every'] === 0 || run.step === last || stop) {
-        const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, r.gradNorm, window.seconds)
+        const gradNorm = window.device.read(window.tally) ?? r.gradNorm // deferred (cuda): the one read of these steps
+        const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, gradNorm, window.seconds)
         await emit(io, {...rec, ...window.peak.field()}, 'train')
         window = newWindow()
       }
@@ -270,6 +273,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       io.onStep?.(run.step)
     }
   } finally {
+    window.device.dispose()
     signal.dispose()
     io.progress.stop()
   }
@@ -291,8 +295,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
 }
 
 /** The metrics of the steps since the last record. */
-function newWindow(): {tally: Tally; seconds: number; peak: DevicePeak; tokensPerS(): number | null} {
-  return {tally: new Tally(), seconds: 0, peak: new DevicePeak(), tokensPerS() {
+function newWindow(): {tally: Tally; device: DeviceMetrics; seconds: number; peak: DevicePeak; tokensPerS(): number | null} {
+  return {tally: new Tally(), device: new DeviceMetrics(), seconds: 0, peak: new DevicePeak(), tokensPerS() {
     return this.seconds > 0 ? this.tally.tokens / this.seconds : null
   }}
 }
@@ -321,8 +325,9 @@ function mergeTally(into: Tally, t: Tally): void {
  * pre-training loss (pretrainLoss). A micro-batch without targets (blocks of special tokens
  * only) has nothing to learn from and is skipped.
  */
-function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
+function oneStep(run: Run, lr: number, metrics: DeviceMetrics): {tally: Tally; gradNorm: number; deferred: boolean} {
   const {dp} = run
+  const defer = dp.size === 1 && onCuda() // cuda: no read during the step (stats, loss and norm stay on the device in `metrics`)
   const rng = dp.size > 1 ? deriveRng(run.c.seed, STREAM.dropout, run.step, dp.rank) : run.dropout // per rank and step: resumable without per-rank state
   const ctx: ForwardContext = {training: true, rng}
   const tally = new Tally()
@@ -333,6 +338,10 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
     if (host.mlmPos.length === 0) return {loss: () => { throw new Error('unreachable') }, empty: true, done: () => tally.add(new Float32Array(9), 0, realTokens(host))}
     const b = toTensors(host)
     let stats: Float32Array = new Float32Array(9)
+    if (defer) {
+      const counted = () => ((tally.batches += 1), (tally.tokens += realTokens(host))) // the sums come from the device when logged
+      return {loss: pretrainLossOnDevice(run.model, b, ctx, (s) => metrics.addStats(s), n), doneDevice: counted, dispose: () => disposeBatch(b)}
+    }
     return {
       loss: pretrainLoss(run.model, b, ctx, (s) => (stats = s), n),
       done: (loss) => tally.add(stats, loss, realTokens(host)),
@@ -340,15 +349,16 @@ function oneStep(run: Run, lr: number): {tally: Tally; gradNorm: number} {
     }
   })
   const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(run.model.params.entries(), g) : undefined
-  const r = optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip, reduce)
+  const r = optimiserStep(run.model.params, run.opt, micro, lr, run.c.clip, reduce, defer)
   dp.reduceTally(tally) // the step's metrics over every rank (losses already globally normalised)
-  return {tally, gradNorm: r.gradNorm}
+  if (r.device) metrics.addStep(r.device, tally.batches) // read when the step is logged
+  return {tally, gradNorm: r.gradNorm, deferred: r.device !== undefined}
 }
 
 /** oneStep, as one CUDA Graph under SPAN_CUDA_GRAPH=1 on cuda (engine/cuda/graph.ts: it declines, saying why once, while the step reads the device). */
-function graphedStep(run: Run, lr: number, io: TrainIO): {tally: Tally; gradNorm: number} {
-  if (!cudaGraphRequested() || run.backend.name !== 'cuda') return oneStep(run, lr)
-  return graphStep(`pretrain batch ${microBatch(run)}`, () => oneStep(run, lr), io.log).result
+function graphedStep(run: Run, lr: number, io: TrainIO, metrics: DeviceMetrics): {tally: Tally; gradNorm: number; deferred: boolean} {
+  if (!cudaGraphRequested() || run.backend.name !== 'cuda') return oneStep(run, lr, metrics)
+  return graphStep(`pretrain batch ${microBatch(run)}`, () => oneStep(run, lr, metrics), io.log).result
 }
 
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import {clipAndAdamW, onCuda} from '../engine/cuda/optimiser.js'
 import {adamwFused, sumSquaresFused} from '../engine/fused.js'
 import {decays} from '../model/params.js'
 
@@ -49,6 +50,31 @@ export class AdamW {
       const rate = this.opts.lrScale ? lr * this.opts.lrScale(name) : lr
       adamwFused(p, m, v, g0, {lr: rate, beta1, beta2, eps, weightDecay: decay, bc1, bc2, gradScale}) // one fused kernel (src/core/engine/fused.ts)
     }
+  }
+
+  /**
+   * One step's clipping to a global L2 norm of maxNorm (Infinity: none) and update. Natively (and
+   * on cpu) clipByGlobalNorm then apply, as before: the norm comes back as a number. On cuda the
+   * clipping factor never leaves the device: one launch for the squared norm and the factor, one
+   * for every parameter's update (src/core/engine/cuda/optimiser.ts); the squared norm comes back
+   * as a device scalar the caller reads when it logs it (and disposes).
+   */
+  applyClipped(params: [string, tf.Variable][], grads: Map<string, tf.Tensor>, lr: number, maxNorm: number): {norm: number} | {sumsq: tf.Scalar} {
+    if (!onCuda()) {
+      const {norm, scale} = clipByGlobalNorm(grads, maxNorm)
+      this.apply(params, grads, lr, scale)
+      return {norm}
+    }
+    this.step += 1
+    const {beta1, beta2, eps, weightDecay} = this.opts
+    const h = {beta1, beta2, eps, bc1: 1 - beta1 ** this.step, bc2: 1 - beta2 ** this.step}
+    const ts = params.flatMap(([name, p]) => {
+      const g = grads.get(name)
+      if (!g) return []
+      const lrName = this.opts.lrScale ? lr * this.opts.lrScale(name) : lr
+      return [{p, m: this.moment(this.m, name, p), v: this.moment(this.v, name, p), g, lr: lrName, wd: decays(name) ? weightDecay : 0}]
+    })
+    return {sumsq: clipAndAdamW(ts, h, maxNorm)}
   }
 
   private moment(store: Map<string, tf.Variable>, name: string, p: tf.Variable): tf.Variable {

@@ -4,20 +4,27 @@ import type {ForwardContext} from '../model/layers.js'
 import type {ParamStore} from '../model/params.js'
 import {type LossCounts, type SpanBertForPreTraining} from '../model/pretraining.js'
 import {SpanError} from '../stream/errors.js'
-import {type AdamW, clipByGlobalNorm} from './optim.js'
+import {onCuda} from '../engine/cuda/optimiser.js'
+import {type AdamW} from './optim.js'
 
 /**
  * The value of f and its gradients with respect to every parameter, keyed by parameter name
  * (parameters f does not reach get none). The caller disposes the gradients.
  */
 export function gradsByName(params: ParamStore, f: () => tf.Scalar): {loss: number; grads: Map<string, tf.Tensor>} {
-  const entries = params.entries()
-  const {value, grads} = tf.variableGrads(f, entries.map(([, v]) => v))
+  const {value, grads} = valueAndGrads(params, f)
   const loss = value.dataSync()[0]
   value.dispose()
+  return {loss, grads}
+}
+
+/** gradsByName with the value left where it is (on the device: no read); the caller disposes both. */
+export function valueAndGrads(params: ParamStore, f: () => tf.Scalar): {value: tf.Scalar; grads: Map<string, tf.Tensor>} {
+  const entries = params.entries()
+  const {value, grads} = tf.variableGrads(f, entries.map(([, v]) => v))
   const byName = new Map<string, tf.Tensor>()
   for (const [name, v] of entries) if (grads[v.name]) byName.set(name, grads[v.name])
-  return {loss, grads: byName}
+  return {value, grads: byName}
 }
 
 /** Adds `more` into `acc` (gradient accumulation), disposing what it replaces. */
@@ -44,8 +51,14 @@ export function scaleGrads(grads: Map<string, tf.Tensor>, s: number): void {
 
 /** What one optimisation step reports. */
 export interface StepOutcome {
-  losses: number[] // one per micro-batch that ran
-  gradNorm: number // before clipping
+  losses: number[] // one per micro-batch that ran (NaN for those whose loss stayed on the device)
+  gradNorm: number // before clipping (NaN when it stayed on the device)
+  /**
+   * A deferred step (optimiserStep's `defer` on cuda): the sum of the micro-batches' losses that
+   * were not read and the squared global gradient norm, device scalars the caller reads when it
+   * logs them (one transfer for both: readDeferred) and disposes.
+   */
+  device?: {lossSum: tf.Scalar; sumsq: tf.Scalar}
 }
 
 /** One micro-batch of a step: its loss under the gradient tape, then what to do with its value, then cleanup. */
@@ -54,6 +67,8 @@ export interface MicroBatch {
   /** Data-parallel: this rank's share of the micro-batch is empty, the global one is not (counted, no gradient here). */
   empty?: boolean
   done?: (loss: number) => void
+  /** On a deferred step, instead of done: the loss as a device scalar (borrowed: clone it to keep it). A micro-batch with done and without doneDevice has its loss read. */
+  doneDevice?: (loss: tf.Scalar) => void
   dispose?: () => void
 }
 
@@ -66,37 +81,91 @@ export interface MicroBatch {
  * A closure returning null is a micro-batch without anything to learn from (skipped); with none
  * left the step makes no update. `reduce` (data-parallel) sums the gradients over ranks before
  * clipping. Leaves no tensors behind.
+ * `defer` (taken on cuda only): no value comes back to the host during the step. The clipping
+ * factor stays on the device (AdamW.applyClipped), the losses are summed on the device and the
+ * squared norm is left there: `device` in the outcome (readDeferred). A NaN or infinite loss or
+ * gradient is treated as natively: nothing checks it during the step (a NaN norm clips nothing,
+ * as torch's clip_grad_norm_ without error_if_nonfinite), and it shows in the next logged record.
  */
-export function optimiserStep(params: ParamStore, opt: AdamW, micro: (() => MicroBatch | null)[], lr: number, clip: number, reduce?: (grads: Map<string, tf.Tensor>) => void): StepOutcome {
+export function optimiserStep(
+  params: ParamStore,
+  opt: AdamW,
+  micro: (() => MicroBatch | null)[],
+  lr: number,
+  clip: number,
+  reduce?: (grads: Map<string, tf.Tensor>) => void,
+  defer = false,
+): StepOutcome {
   const acc = new Map<string, tf.Tensor>()
-  const losses: number[] = []
+  const run: MicroRun = {losses: [], lossSum: null}
   try {
-    for (const make of micro) {
-      const m = make()
-      if (!m) continue
-      try {
-        if (m.empty) {
-          losses.push(0)
-          m.done?.(0)
-          continue
-        }
-        const r = gradsByName(params, m.loss)
-        addGrads(acc, r.grads)
-        losses.push(r.loss)
-        m.done?.(r.loss)
-      } finally {
-        m.dispose?.()
-      }
-    }
+    for (const make of micro) microBatch(params, make(), acc, run, defer && onCuda())
+    const {losses} = run
     if (losses.length === 0) return {losses, gradNorm: 0}
     scaleGrads(acc, 1 / losses.length)
     reduce?.(acc) // data-parallel: summed over ranks before clipping (the global batch's gradient)
-    const {norm, scale} = clipByGlobalNorm(acc, clip > 0 ? clip : Infinity)
-    opt.apply(params.entries(), acc, lr, scale)
-    return {losses, gradNorm: norm}
+    const c = opt.applyClipped(params.entries(), acc, lr, clip > 0 ? clip : Infinity)
+    if ('norm' in c) return {losses, gradNorm: c.norm}
+    if (run.lossSum) {
+      const device = {lossSum: run.lossSum, sumsq: c.sumsq}
+      run.lossSum = null
+      return {losses, gradNorm: NaN, device}
+    }
+    const sumsq = c.sumsq.dataSync()[0] // cuda, not deferred: read as before
+    c.sumsq.dispose()
+    return {losses, gradNorm: Math.sqrt(sumsq)}
   } finally {
     tf.dispose([...acc.values()])
+    run.lossSum?.dispose()
   }
+}
+
+/** The losses of a step's micro-batches so far (NaN where deferred) and the deferred ones' sum on the device. */
+interface MicroRun {
+  losses: number[]
+  lossSum: tf.Scalar | null
+}
+
+/** One micro-batch (null: skipped): its gradients added into acc, its loss read (or, deferred, summed on the device). */
+function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, tf.Tensor>, run: MicroRun, onDevice: boolean): void {
+  if (!m) return
+  try {
+    if (m.empty) {
+      run.losses.push(0)
+      m.done?.(0)
+      return
+    }
+    const r = valueAndGrads(params, m.loss)
+    addGrads(acc, r.grads)
+    if (onDevice && !(m.done && !m.doneDevice)) {
+      run.losses.push(NaN)
+      m.doneDevice?.(r.value)
+      run.lossSum = addScalar(run.lossSum, r.value)
+      return
+    }
+    const loss = r.value.dataSync()[0]
+    r.value.dispose()
+    run.losses.push(loss)
+    m.done?.(loss)
+  } finally {
+    m.dispose?.()
+  }
+}
+
+/** sum + x (either may be null), disposing both. */
+function addScalar(sum: tf.Scalar | null, x: tf.Scalar): tf.Scalar {
+  if (!sum) return x
+  const s = sum.add(x) as tf.Scalar
+  tf.dispose([sum, x])
+  return s
+}
+
+/** A deferred outcome's values in one transfer: the losses' sum and the gradient norm; disposes them. */
+export function readDeferred(d: {lossSum: tf.Scalar; sumsq: tf.Scalar}): {lossSum: number; gradNorm: number} {
+  const both = tf.stack([d.lossSum, d.sumsq])
+  const v = both.dataSync()
+  tf.dispose([both, d.lossSum, d.sumsq])
+  return {lossSum: v[0], gradNorm: Math.sqrt(v[1])}
 }
 
 /**
@@ -111,6 +180,18 @@ export function pretrainLoss(model: SpanBertForPreTraining, b: Batch, ctx: Forwa
     }
     const t = model.trainingTerms(b, ctx, norm) // pretrainingTerms' sums, big decoders in chunks
     onStats(t.stats.dataSync() as Float32Array)
+    return t.total
+  }
+}
+
+/** pretrainLoss with the stats vector [9] left on the device: `onStats` takes it (kept out of the tape's cleanup; the receiver disposes it). */
+export function pretrainLossOnDevice(model: SpanBertForPreTraining, b: Batch, ctx: ForwardContext, onStats: (s: tf.Tensor1D) => void, norm?: LossCounts): () => tf.Scalar {
+  return () => {
+    if (model.config.objectives.includes('nsp') && !b.nextLabels) {
+      throw new SpanError('the nsp objective needs examples with a "next" label (span block --pairs)')
+    }
+    const t = model.trainingTerms(b, ctx, norm)
+    onStats(tf.keep(t.stats))
     return t.total
   }
 }

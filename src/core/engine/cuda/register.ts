@@ -4,6 +4,7 @@ import type {CudaBackend} from './backend.js'
 import {type CudaKernelArgs, cudaKernelNames, cudaKernelOf} from './kernel-table.js'
 import {registerAttention} from './kernels-attention.js'
 import {registerElementwise} from './kernels-elementwise.js'
+import {registerFloorDiv} from './kernels-floordiv.js'
 import {registerFused} from './kernels-fused.js'
 import {registerIndex} from './kernels-index.js'
 import {registerReduce} from './kernels-reduce.js'
@@ -62,6 +63,7 @@ export function registerCudaBackend(): void {
   if (registered) return
   registered = true
   registerElementwise()
+  registerFloorDiv() // float inputs → int32, as tfjs' cpu backend
   registerShape()
   registerReduce()
   registerIndex()

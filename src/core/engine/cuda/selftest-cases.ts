@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {runFused} from '../fused-kernels.js'
+import {optimiserCases} from './selftest-optimiser.js'
 
 /**
  * The inputs `span doctor --selftest` runs every cuda kernel on (selftest.ts): odd sizes,
@@ -44,9 +45,13 @@ function binary(): SelftestCase[] {
       ...arith.map((op) => tf[op](F(sa, 1, 0.5, 2), F(sb, 2, 0.5, 2))),
       tf.add(I(sa, 3), I(sb, 4)),
       tf.floorDiv(I(sa, 3, 9), tf.add(I(sb, 4), tf.scalar(1, 'int32'))),
+      tf.floorDiv(F(sa, 5, -9, 9), F(sb, 6, 0.25, 2)), // float inputs: an int32 result, as tfjs' cpu backend
+      tf.floorDiv(F(sa, 7, -9, 9), F(sb, 8, -2, -0.25)),
     ],
   }))
-  return cases
+  // floor(a / b) in double, not float (7 / 0.1f is 69.99… in double, 70 in float); ±∞ and NaN give 0; 1e13 wraps modulo 2³²
+  const edge = () => tf.floorDiv(tf.tensor([7, 1, -1, 0, 1e10, NaN, -7.5]), tf.tensor([0.1, 0, 0, 0, 1e-3, 1, 2]))
+  return [...cases, {label: 'floorDiv of floats (int32 out)', f: edge}]
 }
 
 function logic(): SelftestCase[] {
@@ -268,4 +273,5 @@ export const selftestCases = (): SelftestCase[] => [
   ...copies(),
   ...fusedCases(),
   ...epilogueCases(),
+  ...optimiserCases(),
 ]
