@@ -15,7 +15,8 @@
  *   npm run build && node bench/coref-learning.mjs
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
  * the preset), BENCH_EPOCHS (4), BENCH_LR (1e-3), BENCH_TASK_LR (1e-3), BENCH_SEG (128, --max-segment-len),
- * BENCH_FFNN (150), BENCH_DEPTH (1), BENCH_MAX_TRAIN (documents; default all), BENCH_SEED (1), BENCH_THREADS (2).
+ * BENCH_FFNN (150), BENCH_DEPTH (1), BENCH_MAX_TRAIN (documents; default all), BENCH_SEED (1), BENCH_THREADS (2),
+ * BENCH_MENTION_LOSS (--mention-loss; default the command's), BENCH_HEAD (--head), BENCH_TAG (a suffix of the work folder).
  */
 import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
@@ -39,8 +40,11 @@ const S = {
   maxTrain: env('BENCH_MAX_TRAIN', ''),
   seed: env('BENCH_SEED', '1'),
   threads: env('BENCH_THREADS', '2'),
+  mentionLoss: env('BENCH_MENTION_LOSS', ''),
+  head: env('BENCH_HEAD', ''),
+  tag: env('BENCH_TAG', ''),
 }
-const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}`)
+const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}${S.tag ? `-${S.tag}` : ''}`)
 const split = (name) =>
   S.data === 'ontogum' ? {path: join(DATA, 'ontogum', 'conll'), split: name} : {path: join(DATA, 'litbank', 'tenfold_splits', '0', `${name}.ids`)}
 const dataArgs = (flag, s) => [flag, s.path, ...(s.split ? [`--${flag.slice(2)}-split`.replace('--data-split', '--split'), s.split] : [])]
@@ -112,6 +116,8 @@ const args = [
   '--log-every',
   '20',
   ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : []),
+  ...(S.mentionLoss ? ['--mention-loss', S.mentionLoss] : []),
+  ...(S.head ? ['--head', S.head] : []),
 ]
 console.log(`span ${args.join(' ')}`)
 const ft = spanSync(args)
