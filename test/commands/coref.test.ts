@@ -68,6 +68,17 @@ describe('span finetune coref → predict coref', () => {
     expect(lines.slice(1, -1).every((l, i) => l.startsWith(`${i}\t`) && l.split('\t').length === 3)).toBe(true)
   })
 
+  it('--head s2e: saved in config.json, read back by predict coref', () => {
+    const g = file('GUM_s2e.conll', GUM)
+    const out = join(dir, 's2e')
+    const r = runSpan(['finetune', 'coref', '--preset', 'tiny', '--head', 's2e', '--train', g, '--dev', g, '--out', out, ...small, ...loop, '--epochs', '1'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(out, 'best', 'config.json'), 'utf8')).coref.head_type).toBe('s2e')
+    const p = runSpan(['predict', 'coref', '--model', out, '--data', g, '--threads', '1'])
+    expect(p.code, p.stderr).toBe(0)
+    expect(p.stdout.split('\n')[0]).toBe('# begin document GUM_s2e')
+  })
+
   it('predict | eval coref --pred - as a pipe', () => {
     const g = lit()
     const r = runShell(

@@ -41,7 +41,10 @@ export function coarseScores(m: Head, g: tf.Tensor2D, mention: tf.Tensor1D): tf.
 export function pickScores(fast: tf.Tensor2D, ant: Antecedents): tf.Tensor2D {
   const k = fast.shape[0]
   const flat = Int32Array.from(ant.index, (j, t) => Math.floor(t / ant.c) * k + j)
-  const logMask = tf.tensor2d(Float32Array.from(ant.mask, (m) => (m ? 0 : -Infinity)), [k, ant.c]) // [k, c]
+  const logMask = tf.tensor2d(
+    Float32Array.from(ant.mask, (m) => (m ? 0 : -Infinity)),
+    [k, ant.c],
+  ) // [k, c]
   return rowsOf(fast.reshape([k * k, 1]) as tf.Tensor2D, flat)
     .reshape([k, ant.c])
     .add(logMask) as tf.Tensor2D // [k, c]
