@@ -19,7 +19,7 @@ import {predictedAntecedents, predictedClusters, toWords} from './decode.js'
 import {type Head, corefSpecs, mentionScores, rowsOf, spanVectors} from './head.js'
 import {antecedentLabels, marginalLoss, mentionLoss} from './loss.js'
 import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
-import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs, topSpans} from './s2e.js'
+import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs} from './s2e.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
 
@@ -86,7 +86,7 @@ export class CorefModel {
     const r = s2eReps(m, this.encode(d, ctx)) // [N, F] each
     const cand = candidateSpans(d, this.head.max_span_width)
     const mention = s2eMentionScores(m, r, cand.starts, cand.ends) // [K]
-    const top = topSpans(mention.dataSync(), cand.starts, cand.ends, Math.floor(d.wordOf.length * this.head.top_span_ratio))
+    const top = extractSpans(mention.dataSync(), cand.starts, cand.ends, Math.floor(d.wordOf.length * this.head.top_span_ratio)) // non-crossing: CoNLL can write them
     const at = (a: Int32Array) => Int32Array.from(top, (i) => a[i])
     const [starts, ends] = [at(cand.starts), at(cand.ends)]
     const topM = rowsOf(mention.reshape([-1, 1]) as tf.Tensor2D, top).reshape([-1]) as tf.Tensor1D // [k]

@@ -3,10 +3,13 @@
  * Span Representations"; yuvalkirstain/s2e-coref @4037e754, modeling.py S2E): no span vectors.
  * Four token FFNNs (Linear → GeLU → LayerNorm → dropout) give start and end vectors for mentions
  * (m^s, m^e) and for coreference (a^s, a^e); a span's mention score is
- * v_s·m^s_s + v_e·m^e_e + m^s_sᵀ B m^e_e, the top ⌊ratio·N⌋ candidates are kept (no crossing test), and
+ * v_s·m^s_s + v_e·m^e_e + m^s_sᵀ B m^e_e, the top ⌊ratio·N⌋ candidates are kept, and
  * a pair's antecedent score is s_m(i) + s_m(j) plus four bilinear terms over the start and end
  * vectors (s2s, e2e, s2e, e2s), every earlier span an antecedent. The loss and decoding are the
- * Joshi head's (./loss.ts, ./decode.ts). docs/algorithms.md#coreference.
+ * Joshi head's (./loss.ts, ./decode.ts). One deviation: the top spans are chosen without crossing
+ * (ExtractSpans, ./spans.ts) as in the Joshi head, where the reference's plain top-k allows crossing
+ * spans; two crossing mentions of one cluster cannot be written as CoNLL-2012 brackets (the
+ * scorer reads them back as other spans, or as repeats). docs/algorithms.md#coreference.
  */
 import * as tf from '@tensorflow/tfjs'
 import {dropout, layerNorm, linear} from '../../model/layers.js'
@@ -51,12 +54,6 @@ export function s2eMentionScores(m: Head, r: S2eReps, starts: Int32Array, ends: 
   const unary = linear(m.p, `${S}.mention_start_classifier`, ms).add(linear(m.p, `${S}.mention_end_classifier`, me)) // [K, 1]
   const joint = linear(m.p, `${S}.mention_s2e_classifier`, ms).mul(me).sum(1) // [K]
   return unary.reshape([-1]).add(joint) as tf.Tensor1D // [K]
-}
-
-/** The top k candidates by mention score (ties: lower index), in start-then-end order (_prune_topk_mentions). */
-export function topSpans(scores: ArrayLike<number>, starts: ArrayLike<number>, ends: ArrayLike<number>, k: number): number[] {
-  const order = Array.from({length: scores.length}, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)
-  return order.slice(0, k).sort((a, b) => starts[a] - starts[b] || ends[a] - ends[b] || a - b)
 }
 
 /** Every earlier span as an antecedent: c = k, entry t of span i is span t, real when t < i. */
