@@ -81,11 +81,13 @@ describe('span finetune coref → predict coref', () => {
 
   it('predict | eval coref --pred - as a pipe', () => {
     const g = lit()
-    const r = runShell(
-      `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1 | node bin/run.js eval coref --gold ${g} --pred - --json`,
-    )
-    expect(r.code, r.stderr).toBe(0)
-    expect(typeof JSON.parse(r.stdout).conll_f1).toBe('number')
+    const predict = `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1`
+    const r = runShell(`set -o pipefail; ${predict} | node bin/run.js eval coref --gold ${g} --pred - --json`)
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    const viaFile = runShell(`${predict} -o ${join(dir, 'pred.conll')} && node bin/run.js eval coref --gold ${g} --pred ${join(dir, 'pred.conll')} --json`)
+    expect(viaFile.code, viaFile.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(viaFile.stdout)) // the pipe gives the file's scores
+    expect(JSON.parse(r.stdout)).toMatchObject({documents: 2, missing_documents: 0})
   })
 
   it('a run stopped with --stop-at and resumed ends byte for byte where the uninterrupted run ends', () => {
