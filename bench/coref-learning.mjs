@@ -11,6 +11,11 @@
  * CoNLL F1 41.45 (baseline 35.21), test 39.40 (baseline 34.79), still rising at the last epoch.
  * OntoGUM, BENCH_EPOCHS=4: 708 steps in 972 s; dev 32.89 (baseline 35.11), test 30.22 (33.95): a
  * scratch tiny encoder stays below string match there after 4 epochs.
+ * Second session (after the padding-antecedent fix and OntoGUM's punctuation sentences; load 12-19,
+ * BENCH_THREADS=1): OntoGUM 4 epochs, 708 steps in 1,576 s: dev 33.11, test 31.61; then
+ * BENCH_INIT=that best/ BENCH_LR=5e-4 BENCH_TASK_LR=5e-4: best dev 36.44 after its first epoch, test
+ * 33.78 (baseline 35.11 / 33.95). LitBank BENCH_EPOCHS=2: 160 steps, Joshi head dev 34.11 in 391 s;
+ * BENCH_HEAD=s2e dev 25.64 in 147 s, BENCH_EPOCHS=8 (640 steps, 402 s) dev 31.79.
  *
  *   npm run build && node bench/coref-learning.mjs
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
