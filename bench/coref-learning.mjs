@@ -14,7 +14,8 @@
  * Second session (after the padding-antecedent fix and OntoGUM's punctuation sentences; load 12-19,
  * BENCH_THREADS=1): OntoGUM 4 epochs, 708 steps in 1,576 s: dev 33.11, test 31.61; then
  * BENCH_INIT=that best/ BENCH_LR=5e-4 BENCH_TASK_LR=5e-4: best dev 36.44 after its first epoch, test
- * 33.78 (baseline 35.11 / 33.95). LitBank BENCH_EPOCHS=2: 160 steps, Joshi head dev 34.11 in 391 s;
+ * 33.78 (baseline 35.11 / 33.95); BENCH_INIT=that best/ BENCH_LR=3e-4 BENCH_TASK_LR=3e-4 (4 epochs,
+ * 631 s): dev 35.94, test 34.43; BENCH_INIT=the LitBank run's best/ (4 epochs): dev 33.81. LitBank BENCH_EPOCHS=2: 160 steps, Joshi head dev 34.11 in 391 s;
  * BENCH_HEAD=s2e dev 25.64 in 147 s, BENCH_EPOCHS=8 (640 steps, 402 s) dev 31.79.
  *
  *   npm run build && node bench/coref-learning.mjs
