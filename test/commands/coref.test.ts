@@ -3,7 +3,7 @@
 // input column, `predict | eval coref` as a pipe, a stopped and resumed run that ends byte for byte
 // where the uninterrupted one ends, and bad input in process through oclif (one line, exit 1 or 2).
 import {runCommand} from '@oclif/test'
-import {mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -57,10 +57,13 @@ describe('span finetune coref → predict coref', () => {
     expect(p.stdout.match(/#begin document/g)).toHaveLength(2)
   })
 
-  it('OntoGUM layout: 3 columns kept, the empty name given from the file name', () => {
+  it('OntoGUM layout: 3 columns kept, the empty name given from the file name; a folder as --train', () => {
     const g = file('GUM_x.conll', GUM)
+    mkdirSync(join(dir, 'gum-docs'))
+    writeFileSync(join(dir, 'gum-docs', 'GUM_x.conll'), GUM)
     const out = join(dir, 'gum')
-    expect(runSpan(['finetune', 'coref', '--preset', 'tiny', '--train', g, '--out', out, ...small, ...loop, '--epochs', '1']).code).toBe(0)
+    const r = runSpan(['finetune', 'coref', '--preset', 'tiny', '--train', join(dir, 'gum-docs'), '--out', out, ...small, ...loop, '--epochs', '1'])
+    expect(r.code, r.stderr).toBe(0) // a folder's data hash (it failed with EISDIR)
     const p = runSpan(['predict', 'coref', '--model', out, '--data', g, '--threads', '1', '--no-singletons'])
     expect(p.code, p.stderr).toBe(0)
     const lines = p.stdout.trimEnd().split('\n')
