@@ -11,11 +11,18 @@
  * CoNLL F1 41.45 (baseline 35.21), test 39.40 (baseline 34.79), still rising at the last epoch.
  * OntoGUM, BENCH_EPOCHS=4: 708 steps in 972 s; dev 32.89 (baseline 35.11), test 30.22 (33.95): a
  * scratch tiny encoder stays below string match there after 4 epochs.
+ * Second session (after the padding-antecedent fix and OntoGUM's punctuation sentences; load 12-19,
+ * BENCH_THREADS=1): OntoGUM 4 epochs, 708 steps in 1,576 s: dev 33.11, test 31.61; then
+ * BENCH_INIT=that best/ BENCH_LR=5e-4 BENCH_TASK_LR=5e-4: best dev 36.44 after its first epoch, test
+ * 33.78 (baseline 35.11 / 33.95); BENCH_INIT=that best/ BENCH_LR=3e-4 BENCH_TASK_LR=3e-4 (4 epochs,
+ * 631 s): dev 35.94, test 34.43; BENCH_INIT=the LitBank run's best/ (4 epochs): dev 33.81. LitBank BENCH_EPOCHS=2: 160 steps, Joshi head dev 34.11 in 391 s;
+ * BENCH_HEAD=s2e dev 25.64 in 147 s, BENCH_EPOCHS=8 (640 steps, 402 s) dev 31.79.
  *
  *   npm run build && node bench/coref-learning.mjs
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
  * the preset), BENCH_EPOCHS (4), BENCH_LR (1e-3), BENCH_TASK_LR (1e-3), BENCH_SEG (128, --max-segment-len),
- * BENCH_FFNN (150), BENCH_DEPTH (1), BENCH_MAX_TRAIN (documents; default all), BENCH_SEED (1), BENCH_THREADS (2).
+ * BENCH_FFNN (150), BENCH_DEPTH (1), BENCH_MAX_TRAIN (documents; default all), BENCH_SEED (1), BENCH_THREADS (2),
+ * BENCH_MENTION_LOSS (--mention-loss; default the command's), BENCH_HEAD (--head), BENCH_TAG (a suffix of the work folder).
  */
 import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
@@ -39,8 +46,11 @@ const S = {
   maxTrain: env('BENCH_MAX_TRAIN', ''),
   seed: env('BENCH_SEED', '1'),
   threads: env('BENCH_THREADS', '2'),
+  mentionLoss: env('BENCH_MENTION_LOSS', ''),
+  head: env('BENCH_HEAD', ''),
+  tag: env('BENCH_TAG', ''),
 }
-const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}`)
+const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}${S.tag ? `-${S.tag}` : ''}`)
 const split = (name) =>
   S.data === 'ontogum' ? {path: join(DATA, 'ontogum', 'conll'), split: name} : {path: join(DATA, 'litbank', 'tenfold_splits', '0', `${name}.ids`)}
 const dataArgs = (flag, s) => [flag, s.path, ...(s.split ? [`--${flag.slice(2)}-split`.replace('--data-split', '--split'), s.split] : [])]
@@ -112,6 +122,8 @@ const args = [
   '--log-every',
   '20',
   ...(S.maxTrain ? ['--max-train-examples', S.maxTrain] : []),
+  ...(S.mentionLoss ? ['--mention-loss', S.mentionLoss] : []),
+  ...(S.head ? ['--head', S.head] : []),
 ]
 console.log(`span ${args.join(' ')}`)
 const ft = spanSync(args)

@@ -8,7 +8,8 @@
  * candidates K, top spans k = ⌊0.4·N⌋, antecedents c, and the pair tensors' elements.
  *
  *   npm run build && node bench/coref-memory.mjs
- * Settings (env): BENCH_CASES (mini:3,mini:99,base:3; preset:--max-training-segments), BENCH_FFNN (1000), BENCH_THREADS (2).
+ * Settings (env): BENCH_CASES (mini:3,mini:99,base:3; preset:--max-training-segments), BENCH_FFNN (1000), BENCH_THREADS (2),
+ * BENCH_HEAD (--head: joshi or s2e, whose pair scores are k² but no k·c·D tensors).
  */
 import {spawnSync} from 'node:child_process'
 import {mkdirSync, readdirSync, rmSync, statSync} from 'node:fs'
@@ -65,6 +66,7 @@ for (const [p, m] of cases) {
     ffnn,
     '--threads',
     env('BENCH_THREADS', '2'),
+    ...(process.env.BENCH_HEAD ? ['--head', process.env.BENCH_HEAD] : []),
   ]
   const t0 = performance.now()
   const r = spawnSync('/usr/bin/time', ['-v', 'node', join(ROOT, 'bin', 'run.js'), ...args], {encoding: 'utf8'})

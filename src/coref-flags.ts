@@ -6,6 +6,12 @@ import type {ConllDoc} from './core/tasks/coref/conll.js'
 /** The coreference head's flags (`finetune coref`); defaults are Joshi et al.'s (experiments.conf `best`). */
 export function corefHeadFlags() {
   return {
+    head: Flags.string({
+      description:
+        'joshi: span vectors and coarse-to-fine pair scores (Joshi et al. 2019); s2e: start/end token vectors and bilinear scores, no span vectors (Kirstain et al. 2021)',
+      options: ['joshi', 's2e'],
+      default: D.head_type,
+    }),
     'max-segment-len': Flags.integer({description: 'sub-tokens per segment, [CLS] and [SEP] included', default: D.max_segment_len, min: 8}),
     'max-training-segments': Flags.integer({
       description: 'segments of a document trained on at once (a random run of them)',
@@ -35,14 +41,16 @@ export function corefHeadFlags() {
   }
 }
 
-/** The head config from the flags and the training documents (genres, speakers, singletons seen there). */
+/** The head config from the flags and the training documents (genres, speakers, singletons seen there); a resumed run's is the saved one. */
 export function headFromFlags(f: Record<string, unknown>, train: ConllDoc[]): CorefHeadConfig {
+  if (f.head !== null && typeof f.head === 'object') return {head_type: 'joshi', ...(f.head as CorefHeadConfig)} // --resume: the saved head (config.json's `head`)
   const n = (k: string) => f[k] as number
   const clusters = train.flatMap((d) => d.clusters)
   const single = clusters.filter((c) => c.length === 1).length
   const singletons = (f.singletons as boolean | undefined) ?? single > 0.1 * clusters.length
   const genres = train.every((d) => d.genre !== undefined) ? [...new Set(train.map((d) => d.genre as string))].sort() : []
   return {
+    head_type: f.head as 'joshi' | 's2e',
     max_segment_len: n('max-segment-len'),
     max_training_segments: n('max-training-segments'),
     max_span_width: n('max-span-width'),

@@ -7,7 +7,7 @@ import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
 import {holdsLock, lockDir} from './core/util/lock.js'
-import {sha256Of} from './core/util/atomic.js'
+import {dataSha256} from './core/util/data-hash.js'
 import {setDropout} from './core/train/setup.js'
 import {SpanError, UsageError, errorIn} from './core/util/errors.js'
 import {LineWriter} from './core/stream/writer.js'
@@ -134,7 +134,7 @@ export async function runLoop<U, B>(
   if (a.units.length === 0) throw errorIn(c.train, 'no training examples (an empty list, or a header without rows): nothing to fine-tune on')
   setDropout(a.config, c.dropout) // --dropout: the model's layers read it at every forward
   c.precision = backendPrecision() // saved resolved (cuda's default depends on the GPU); a resumed run keeps it unless --precision is given
-  c.data_sha256 = {train: await sha256Of(c.train), dev: c.dev ? await sha256Of(c.dev) : null} // saved: a resumed run must read the same data
+  c.data_sha256 = {train: await dataSha256(c.train), dev: c.dev ? await dataSha256(c.dev) : null} // saved: a resumed run must read the same data
   if (src.resume) {
     const saved = await readFinetuneConfig(src.resume)
     checkResumeConfig(saved, c as unknown as Given, src.resume, fixed)

@@ -5,7 +5,8 @@
 // input is /proc/self/mem, whose read fails with EIO. "Full disk": a 64 KB tmpfs filled up (the
 // case is skipped where this process may not mount). The model commands (encode, fill, export,
 // finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
-// eval prints its scores, so only its input faults apply. Two processes at a time (CI has two
+// eval prints its scores, so only its input faults apply. Coref's data errors (brackets, columns,
+// a missing #end document) are in tasks-bad-input.test.ts. Two processes at a time (CI has two
 // cores). Usage errors (exit 2) are checked last.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
@@ -13,6 +14,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {pool, spanAsync} from '../helpers/spawn.js'
+import {litbankDoc} from '../core/tasks/coref-helpers.js'
 import {writeBlocks} from '../core/train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -66,6 +68,9 @@ const COMMANDS: Record<string, Cmd> = {
   'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true, zero: ['--gold']},
   plot: {input: 'metrics.ndjson', args: 'plot IN --svg OUT'},
   ...taskCommands(),
+  'finetune coref': {input: 'coref.conll', args: `finetune coref --train IN ${FT} --max-segment-len 32 --ffnn-size 8 --out OUT`, dirOut: true},
+  'predict coref': {input: 'coref.conll', args: 'predict coref --model ft-coref/checkpoint-1 --data IN --backend wasm -o OUT'},
+  'eval coref': {input: 'coref.conll', args: 'eval coref --gold coref.conll --pred IN', noOutput: true, zero: ['--gold']},
   'eval compare': {input: 'nli-pred.txt', args: 'eval compare --task nli --gold nli.jsonl --a IN --b nli-pred.txt', noOutput: true, zero: ['--gold', '--b']},
 }
 
@@ -113,6 +118,7 @@ beforeAll(() => {
   writeFileSync(join(tmp, 'swag-pred.txt'), '0\n1\n')
   writeFileSync(join(tmp, 'mrqa.jsonl'), MRQA)
   writeFileSync(join(tmp, 'mrqa-pred.json'), '{"q1": "Denver Broncos"}\n')
+  writeFileSync(join(tmp, 'coref.conll'), litbankDoc('a', 2) + litbankDoc('b', 1))
   writeFileSync(join(tmp, 'metrics.ndjson'), '{"step":1,"loss":2}\n{"step":2,"loss":1}\n')
   writeFileSync(join(tmp, 'ner-pred.txt'), NER.replace(/ (\S+)\n/g, ' $1 $1\n')) // GOLD PRED columns: a perfect tagger
   const sq = JSON.parse(readFileSync(SQUAD, 'utf8')) as {data: {paragraphs: {qas: {id: string}[]}[]}[]}
@@ -136,7 +142,8 @@ beforeAll(() => {
     ['mrqa', 'mrqa.jsonl'],
   ])
     sh(`node ${bin} finetune ${task} --train ${file} ${FT} ${MAXLEN[task]} --out ft-${task} > /dev/null`)
-  for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner', 'ft-tacred', 'ft-nli', 'ft-swag', 'ft-mrqa'])
+  sh(`node ${bin} finetune coref --train coref.conll ${FT} --max-segment-len 32 --ffnn-size 8 --out ft-coref > /dev/null`)
+  for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner', 'ft-tacred', 'ft-nli', 'ft-swag', 'ft-mrqa', 'ft-coref'])
     expect(existsSync(join(tmp, ck, 'checkpoint-1')), ck).toBe(true)
   const dir = join(tmp, 'full')
   mkdirSync(dir)

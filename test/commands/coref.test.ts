@@ -3,7 +3,7 @@
 // input column, `predict | eval coref` as a pipe, a stopped and resumed run that ends byte for byte
 // where the uninterrupted one ends, and bad input in process through oclif (one line, exit 1 or 2).
 import {runCommand} from '@oclif/test'
-import {mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -57,10 +57,13 @@ describe('span finetune coref → predict coref', () => {
     expect(p.stdout.match(/#begin document/g)).toHaveLength(2)
   })
 
-  it('OntoGUM layout: 3 columns kept, the empty name given from the file name', () => {
+  it('OntoGUM layout: 3 columns kept, the empty name given from the file name; a folder as --train', () => {
     const g = file('GUM_x.conll', GUM)
+    mkdirSync(join(dir, 'gum-docs'))
+    writeFileSync(join(dir, 'gum-docs', 'GUM_x.conll'), GUM)
     const out = join(dir, 'gum')
-    expect(runSpan(['finetune', 'coref', '--preset', 'tiny', '--train', g, '--out', out, ...small, ...loop, '--epochs', '1']).code).toBe(0)
+    const r = runSpan(['finetune', 'coref', '--preset', 'tiny', '--train', join(dir, 'gum-docs'), '--out', out, ...small, ...loop, '--epochs', '1'])
+    expect(r.code, r.stderr).toBe(0) // a folder's data hash (it failed with EISDIR)
     const p = runSpan(['predict', 'coref', '--model', out, '--data', g, '--threads', '1', '--no-singletons'])
     expect(p.code, p.stderr).toBe(0)
     const lines = p.stdout.trimEnd().split('\n')
@@ -68,13 +71,26 @@ describe('span finetune coref → predict coref', () => {
     expect(lines.slice(1, -1).every((l, i) => l.startsWith(`${i}\t`) && l.split('\t').length === 3)).toBe(true)
   })
 
+  it('--head s2e: saved in config.json, read back by predict coref', () => {
+    const g = file('GUM_s2e.conll', GUM)
+    const out = join(dir, 's2e')
+    const r = runSpan(['finetune', 'coref', '--preset', 'tiny', '--head', 's2e', '--train', g, '--dev', g, '--out', out, ...small, ...loop, '--epochs', '1'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(out, 'best', 'config.json'), 'utf8')).coref.head_type).toBe('s2e')
+    const p = runSpan(['predict', 'coref', '--model', out, '--data', g, '--threads', '1'])
+    expect(p.code, p.stderr).toBe(0)
+    expect(p.stdout.split('\n')[0]).toBe('# begin document GUM_s2e')
+  })
+
   it('predict | eval coref --pred - as a pipe', () => {
     const g = lit()
-    const r = runShell(
-      `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1 | node bin/run.js eval coref --gold ${g} --pred - --json`,
-    )
-    expect(r.code, r.stderr).toBe(0)
-    expect(typeof JSON.parse(r.stdout).conll_f1).toBe('number')
+    const predict = `node bin/run.js predict coref --model ${join(dir, 'run')} --data ${g} --threads 1`
+    const r = runShell(`set -o pipefail; ${predict} | node bin/run.js eval coref --gold ${g} --pred - --json`)
+    expect([r.code, r.stderr]).toEqual([0, ''])
+    const viaFile = runShell(`${predict} -o ${join(dir, 'pred.conll')} && node bin/run.js eval coref --gold ${g} --pred ${join(dir, 'pred.conll')} --json`)
+    expect(viaFile.code, viaFile.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(viaFile.stdout)) // the pipe gives the file's scores
+    expect(JSON.parse(r.stdout)).toMatchObject({documents: 2, missing_documents: 0})
   })
 
   it('a run stopped with --stop-at and resumed ends byte for byte where the uninterrupted run ends', () => {

@@ -105,3 +105,44 @@ describe('span eval TASK on bad predictions', () => {
     expect(stderr.trimEnd()).toMatch(re as RegExp)
   })
 })
+
+// Coreference (issue 23): bad CoNLL-2012 data for finetune, predict and eval coref
+const DOC = '#begin document (x); part 0'
+const row = (i: number, coref: string) => `x\t0\t${i}\tA\t_\t_\t_\t_\t_\t_\t_\t_\t${coref}`
+const corefFaults: [string, string, RegExp][] = [
+  [
+    'a closing bracket with no opening',
+    `${DOC}\n${row(0, '0)')}\n#end document\n`,
+    /:2: a mention of cluster 0 closes here \('0\)'\) but none of cluster 0 is open$/,
+  ],
+  [
+    'a mention left open at the end',
+    `${DOC}\n${row(0, '(0')}\n${row(1, '')}\n#end document\n`,
+    /:2: a mention of cluster 0 opens here and is still open at '#end document' \(line 4\)$/,
+  ],
+  ['a wrong column count', `${DOC}\n${row(0, '(0)')}\nx\t0\t1\tB\t_\t(0)\n#end document\n`, /:3: 6 tab-separated columns where this sentence has 13$/],
+  ['no #end document', `${DOC}\n${row(0, '(0)')}\n${row(1, '(0)')}\n`, /:1: document '\(x\); part 0' has no '#end document' line$/],
+]
+const good = () => file('good.conll', `${DOC}\n${row(0, '(0)')}\n${row(1, '(0)')}\n#end document\n`)
+const corefCommands: [string, (bad: string) => string[]][] = [
+  ['finetune coref', (bad) => ['finetune', 'coref', '--preset', 'tiny', '--train', bad, '--out', out]],
+  ['predict coref', (bad) => ['predict', 'coref', '--model', join(dir, 'no-model'), '--data', bad, '-o', join(dir, 'never.conll')]],
+  ['eval coref', (bad) => ['eval', 'coref', '--gold', good(), '--pred', bad]],
+]
+
+describe('span finetune|predict|eval coref on bad CoNLL-2012 data', () => {
+  it.each(corefCommands.flatMap(([cmd, argv]) => corefFaults.map(([fault, text, re]) => [cmd, fault, text, re, argv] as const)))(
+    '%s: %s',
+    async (cmd, fault, text, re, argv) => {
+      const bad = file(`bad-${cmd.split(' ')[0]}-${corefFaults.findIndex((f) => f[0] === fault)}.conll`, text)
+      const {stdout, stderr} = await runCommand(argv(bad), {root})
+      expect(process.exitCode).toBe(1)
+      expect(stdout).toBe('')
+      const lines = stderr.trimEnd().split('\n')
+      expect(lines, stderr).toHaveLength(1)
+      expect(lines[0].startsWith(`span ${cmd}: ${bad}:`), lines[0]).toBe(true)
+      expect(lines[0]).toMatch(re)
+      expect(existsSync(out) || existsSync(join(dir, 'never.conll'))).toBe(false)
+    },
+  )
+})

@@ -23,6 +23,10 @@ without crossing; coarse bilinear scores with a distance prior keep --max-top-an
 again by an FFNN over [g_i; g_j; g_i∘g_j; φ] (distance, segment distance, and genre or speaker where the data
 has them); --coref-depth 2 refines the span vectors once. The loss is the marginal log-likelihood of the gold
 antecedents (a dummy scored 0 when none); decoding links each span to its best antecedent, left to right.
+--head s2e is Kirstain et al. 2021's start-to-end model instead: no span vectors; token FFNNs give start and end
+vectors, mention and antecedent scores are bilinear in them, every earlier top span an antecedent (--ffnn-size,
+--top-span-ratio, --max-span-width, --coref-dropout, --singletons and --mention-loss apply; the pair features do not).
+Documents without sentence breaks (OntoGUM) get them from punctuation (a run of . ! ? and closing quotes).
 The encoder trains at --lr, the head at --task-lr, one warm-up/decay schedule. Dev documents are predicted
 whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best checkpoint by CoNLL F1 goes to --out/best.
 --train/--dev: a .conll file, a folder of them (with --train-split/--dev-split), or a LitBank .ids list.`

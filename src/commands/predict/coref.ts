@@ -33,10 +33,10 @@ The output is what span eval coref --pred reads, also from a pipe (--pred -). A 
 
   async run(): Promise<void> {
     const {flags} = await this.parse(PredictCoref)
+    const docs = readConll(flags.data, {split: flags.split}) // bad data fails before a model is read
     const {dir, saved} = await predictModel(flags.model, 'coref')
     if (saved.task !== 'coref') throw new SpanError(`${flags.model}: not a span finetune coref model (task ${JSON.stringify(saved.task ?? null)})`)
     const head = {...(await savedHead(dir)), ...(flags.singletons === undefined ? {} : {singletons: flags.singletons})}
-    const docs = readConll(flags.data, {split: flags.split})
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const units = corefUnits(docs, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), head)
     await initBackend(flags.backend as BackendChoice, flags)

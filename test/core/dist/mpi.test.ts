@@ -9,6 +9,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {distAddonPath} from '../../../src/core/dist/addon.js'
 import {readSafetensors, toFloat32} from '../../../src/core/model/safetensors.js'
 import {qas, squad} from '../../commands/squad-fixture.js'
+import {litbankDoc} from '../tasks/coref-helpers.js'
 import {writeBlocks} from '../train/helpers.js'
 
 const root = join(import.meta.dirname, '..', '..', '..')
@@ -205,6 +206,24 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     for (const r of [c1, c2]) expect(r.code, r.stderr).toBe(0)
     expect(steps(c2.stdout).map((r) => [r.step, r.loss])).toEqual(lb.slice(3).map((r) => [r.step, r.loss]))
     expect(await weightGap(join(tmp, 'n2', 'best'), join(tmp, 'n3', 'best'))).toBe(0)
+  })
+
+  it('finetune coref: 2 ranks × batch 1 match 1 process × batch 2 (whole documents: no random run drawn), leak no tensor', async () => {
+    const conll = join(tmp, 'coref.conll')
+    writeFileSync(conll, ['a', 'b', 'c', 'd', 'e'].map((n, i) => litbankDoc(n, 1 + (i % 2))).join(''))
+    const ft = (out: string, bs: string) => ['node', bin, 'finetune', 'coref', '--preset', 'tiny', '--train', conll, '--max-segment-len', '16', '--max-training-segments', '8',
+      '--ffnn-size', '16', '--max-span-width', '4', '--top-span-ratio', '1', '--epochs', '1', '--lr', '1e-4', '--task-lr', '1e-4', '--log-every', '1', '--backend', 'native', '--threads', '1',
+      '--dropout', '0', '--coref-dropout', '0', '--batch-size', bs, '--out', join(tmp, out)]
+    const a = run(ft('c1', '2'))
+    const b = run([...MPI, ...ft('c2', '1')], 120_000, CENSUS)
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    const [la, lb] = [steps(a.stdout), steps(b.stdout)]
+    expect(la.map((r) => r.step)).toEqual([1, 2, 3]) // 5 documents in global batches of 2: the last one alone on rank 0
+    expect(lb.map((r) => r.step)).toEqual(la.map((r) => r.step))
+    la.forEach((r, i) => expect(Math.abs(lb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
+    expect(await weightGap(join(tmp, 'c1', 'checkpoint-3'), join(tmp, 'c2', 'checkpoint-3'))).toBeLessThan(1e-4)
+    expectNoLeak(b.stderr, 3)
   })
 
   it('finetune squad: 2 ranks × batch 2 × accumulate 2 match 1 process × batch 4 × accumulate 2', async () => {

@@ -8,6 +8,7 @@ import {COREF_DEFAULTS, type CorefHeadConfig} from '../../../src/core/tasks/core
 import {predictedAntecedents, predictedClusters, toWords} from '../../../src/core/tasks/coref/decode.js'
 import {antecedentLabels, marginalLoss, mentionLoss} from '../../../src/core/tasks/coref/loss.js'
 import {CorefModel} from '../../../src/core/tasks/coref/model.js'
+import {pickScores} from '../../../src/core/tasks/coref/pairs.js'
 import {weightedRows} from '../../../src/core/tasks/coref/rows.js'
 import {type CorefText, featurise, splitSegments} from '../../../src/core/tasks/coref/segments.js'
 import {bucketDistance, candidateSpans, extractSpans, topAntecedents, windowOf} from '../../../src/core/tasks/coref/spans.js'
@@ -104,6 +105,15 @@ describe('candidate spans, top-k and antecedents', () => {
     expect(Array.from(a.index.slice(2, 4))).toEqual([0, 0]) // span 1: span 0, then padding
     expect(Array.from(a.index.slice(4, 6)).sort()).toEqual([0, 1])
     expect(Array.from(a.index.slice(6, 8))).toEqual([1, 0]) // span 3: scores 5, 7, 2 → spans 1 and 0
+  })
+
+  it('pickScores gathers the kept coarse scores and gives padding entries −∞ (not a copy of span 0)', () => {
+    const k = 3
+    const fast = tf.tensor2d([-Infinity, -Infinity, -Infinity, 4, -Infinity, -Infinity, 1, 2, -Infinity], [k, k])
+    const a = topAntecedents(fast.dataSync(), k, 2) // span 1 has one earlier span: its second entry pads
+    const got = pickScores(fast, a)
+    expect(Array.from(got.dataSync())).toEqual([-Infinity, -Infinity, 4, -Infinity, 2, 1])
+    tf.dispose([fast, got])
   })
 
   it('a training window keeps the mentions inside it, shifted', () => {

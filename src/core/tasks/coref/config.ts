@@ -3,6 +3,8 @@
  * mandarjoshi90/coref @bd04f2e1 experiments.conf `best`, and the issue's --max-segment-len 384 for base).
  */
 export interface CorefHeadConfig {
+  /** joshi: span vectors, coarse-to-fine pair scores (Joshi et al. 2019); s2e: start/end vectors and bilinear scores (Kirstain et al. 2021). Absent in configs saved before --head: joshi */
+  head_type?: 'joshi' | 's2e'
   /** sub-tokens per segment, [CLS] and [SEP] included */
   max_segment_len: number
   /** segments in one training run (max_training_sentences) */
@@ -30,6 +32,7 @@ export interface CorefHeadConfig {
 }
 
 export const COREF_DEFAULTS: CorefHeadConfig = {
+  head_type: 'joshi',
   max_segment_len: 384,
   max_training_segments: 3,
   max_span_width: 30,

@@ -19,6 +19,7 @@ import {predictedAntecedents, predictedClusters, toWords} from './decode.js'
 import {type Head, corefSpecs, mentionScores, rowsOf, spanVectors} from './head.js'
 import {antecedentLabels, marginalLoss, mentionLoss} from './loss.js'
 import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
+import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs} from './s2e.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
 
@@ -36,7 +37,7 @@ export interface CorefOutput {
 
 export class CorefModel {
   static specs(c: BertConfig, h: CorefHeadConfig) {
-    return [...BertEncoder.specs(c), ...corefSpecs(c.hidden_size, h)]
+    return [...BertEncoder.specs(c), ...(h.head_type === 's2e' ? s2eSpecs(c.hidden_size, h) : corefSpecs(c.hidden_size, h))]
   }
 
   static init(c: BertConfig, h: CorefHeadConfig, seed: number): CorefModel {
@@ -76,6 +77,35 @@ export class CorefModel {
 
   /** The forward pass of one document (call inside tf.tidy). */
   forward(d: CorefDoc, ctx: ForwardContext): CorefOutput {
+    return this.head.head_type === 's2e' ? this.forwardS2e(d, ctx) : this.forwardJoshi(d, ctx)
+  }
+
+  /** --head s2e (./s2e.ts): start/end vectors, the top spans by mention score, every earlier span an antecedent. */
+  private forwardS2e(d: CorefDoc, ctx: ForwardContext): CorefOutput {
+    const m: Head = {p: this.params, h: this.head, ctx}
+    const r = s2eReps(m, this.encode(d, ctx)) // [N, F] each
+    const cand = candidateSpans(d, this.head.max_span_width)
+    const mention = s2eMentionScores(m, r, cand.starts, cand.ends) // [K]
+    const top = extractSpans(mention.dataSync(), cand.starts, cand.ends, Math.floor(d.wordOf.length * this.head.top_span_ratio)) // non-crossing: CoNLL can write them
+    const at = (a: Int32Array) => Int32Array.from(top, (i) => a[i])
+    const [starts, ends] = [at(cand.starts), at(cand.ends)]
+    const topM = rowsOf(mention.reshape([-1, 1]) as tf.Tensor2D, top).reshape([-1]) as tf.Tensor1D // [k]
+    const scores = s2eAntecedentScores(m, rowsOf(r.cs, starts), rowsOf(r.ce, ends), topM) // [k, k]
+    const withDummy = tf.concat([tf.zeros([top.length, 1]), scores], 1) as tf.Tensor2D // [k, k + 1]
+    const ment = this.mentionLoss(ctx, mention, cand.cluster, topM, at(cand.cluster))
+    return {
+      starts,
+      ends,
+      cluster: at(cand.cluster),
+      mention: topM.dataSync() as Float32Array,
+      ant: allEarlier(top.length),
+      scores: withDummy,
+      mentionLoss: ment,
+    }
+  }
+
+  /** Joshi et al.'s head: span vectors, non-crossing top spans, coarse-to-fine antecedents. */
+  private forwardJoshi(d: CorefDoc, ctx: ForwardContext): CorefOutput {
     const m: Head = {p: this.params, h: this.head, ctx}
     const x = this.encode(d, ctx) // [N, H]
     const cand = candidateSpans(d, this.head.max_span_width)

@@ -33,11 +33,21 @@ export function coarseScores(m: Head, g: tf.Tensor2D, mention: tf.Tensor1D): tf.
     .add(tf.tensor2d(logMask, [k, k])) as tf.Tensor2D // [k, k]
 }
 
-/** The coarse scores of the kept antecedents: [k, c]. */
+/**
+ * The coarse scores of the kept antecedents: [k, c], −∞ where masked (a padding entry of a span
+ * with fewer than c earlier spans), as coarse_to_fine_pruning's gathered scores carry
+ * log(antecedents_mask): a padding entry must not count in the loss's normaliser.
+ */
 export function pickScores(fast: tf.Tensor2D, ant: Antecedents): tf.Tensor2D {
   const k = fast.shape[0]
   const flat = Int32Array.from(ant.index, (j, t) => Math.floor(t / ant.c) * k + j)
-  return rowsOf(fast.reshape([k * k, 1]) as tf.Tensor2D, flat).reshape([k, ant.c]) as tf.Tensor2D // [k, c]
+  const logMask = tf.tensor2d(
+    Float32Array.from(ant.mask, (m) => (m ? 0 : -Infinity)),
+    [k, ant.c],
+  ) // [k, c]
+  return rowsOf(fast.reshape([k * k, 1]) as tf.Tensor2D, flat)
+    .reshape([k, ant.c])
+    .add(logMask) as tf.Tensor2D // [k, c]
 }
 
 /** Host facts of each (span, antecedent) pair the pair features read. */

@@ -2,11 +2,12 @@
  * A CoNLL-2012 document as the coreference model reads it (Joshi et al. 2019; mandarjoshi90/coref
  * @bd04f2e1, minimize.py get_document / split_into_segments): every word as WordPiece sub-tokens,
  * the sub-tokens cut into independent `[CLS] … [SEP]` segments of at most max-segment-len tokens,
- * each cut at the last sentence end that fits, else (a sentence longer than a segment, or OntoGUM,
- * which has no sentence breaks) at the last word end that fits. Mentions become [first, last]
- * sub-token spans over the document's sub-tokens without [CLS]/[SEP] (docs/algorithms.md#coreference).
+ * each cut at the last sentence end that fits, else (a sentence longer than a segment) at the last
+ * word end that fits; OntoGUM, which has no sentence breaks, gets them from punctuation
+ * (./sentences.ts). Mentions become [first, last] sub-token spans over the document's sub-tokens without [CLS]/[SEP] (docs/algorithms.md#coreference).
  */
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
+import {sentenceIds} from './sentences.js'
 
 /** What the model needs of a document (tasks/coref/conll.ts ConllDoc has these fields). */
 export interface CorefText {
@@ -86,12 +87,13 @@ function subTokenMaps(d: CorefText, first: number[], n: number) {
   const wordStart = new Uint8Array(n)
   const wordEnd = new Uint8Array(n)
   const sentenceEnd = new Uint8Array(n)
+  const sentence = sentenceIds(d.words, d.sentence) // OntoGUM: from punctuation
   d.words.forEach((_, w) => {
     wordOf.fill(w, first[w], first[w + 1])
-    sentenceOf.fill(d.sentence[w] ?? 0, first[w], first[w + 1])
+    sentenceOf.fill(sentence[w] ?? 0, first[w], first[w + 1])
     wordStart[first[w]] = 1
     wordEnd[first[w + 1] - 1] = 1
-    if (w + 1 === d.words.length || d.sentence[w + 1] !== d.sentence[w]) sentenceEnd[first[w + 1] - 1] = 1
+    if (w + 1 === d.words.length || sentence[w + 1] !== sentence[w]) sentenceEnd[first[w + 1] - 1] = 1
   })
   return {wordOf, sentenceOf, wordStart, wordEnd, sentenceEnd}
 }
