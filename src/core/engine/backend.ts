@@ -38,6 +38,8 @@ export interface BackendOptions {
    * fp32 on the CPU) rather than refused, as typed ones are.
    */
   inherited?: readonly string[]
+  /** the flag that gave `precision`, as errors name it (default --precision; encode's is --compute-precision) */
+  precisionFlag?: string
 }
 
 /**
@@ -89,7 +91,7 @@ function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto: boolean, 
   if (name === 'cuda') return
   const inh = new Set(o.inherited ?? [])
   const device = o.device !== undefined ? `--device ${o.device}` : null
-  const precision = o.precision === 'tf32' || o.precision === 'bf16' ? `--precision ${o.precision}` : null
+  const precision = o.precision === 'tf32' || o.precision === 'bf16' ? `${o.precisionFlag ?? '--precision'} ${o.precision}` : null
   const flag = (!inh.has('device') && device) || (!inh.has('precision') && precision) || null
   if (!flag && (device || precision))
     return void notice(`span: the resumed run ran ${[device && `on ${device}`, precision && `at ${precision}`].filter(Boolean).join(' ')}; --backend ${name} computes in fp32 on the CPU: the run continues at fp32`)
