@@ -54,6 +54,13 @@ export interface CudaGemm {
   alpha?: number
   /** 0 (default) never reads c */
   beta?: number
+  /**
+   * cuBLASLt's epilogue (gemm.cc): 'bias' adds `bias` (fp32, length N: one value a column of the
+   * row-major c, the rows of cuBLASLt's column-major D) to every row of c after alpha and beta
+   * (CUBLASLT_EPILOGUE_BIAS). Default: none.
+   */
+  epilogue?: 'bias'
+  bias?: tf.TensorInfo | number
 }
 
 /** The part of the cuda backend a kernel uses. */

@@ -119,12 +119,23 @@ const adamw: CudaKernel = ({inputs: {p, m, v, g, scale}, attrs, backend}) => {
   return outs
 }
 
+/**
+ * The Linear forward's bias through cuBLASLt's BIAS epilogue (default; its definition is the bias
+ * add's: D[i, j] += bias[i] in fp32, the stand-in models it exactly), or, with SPAN_CUDA_LT_BIAS=0,
+ * the separate span_bias_add_f32 launch after the GEMM.
+ */
+const ltBias = (): boolean => process.env.SPAN_CUDA_LT_BIAS !== '0'
+
 /** SpanLinear: [y, z], z = x·Wᵀ + b [N, out]; y = GeLU(z) (erf) with z kept (linear_gelu.cu, one pass), else y = z and [0]. */
 const linear: CudaKernel = ({inputs: {x, w, b}, attrs, backend}) => {
   if (!f32(x, w, b) || x!.shape.length !== 2) return null
   const [N, K] = x!.shape
   const M = w!.shape[0]
   const z = backend.makeOutput([N, M], 'float32')
+  if (attrs?.activation !== 'gelu' && ltBias()) {
+    backend.gemm({a: x!, b: w!, c: z, M: N, N: M, K, transA: false, transB: true, epilogue: 'bias', bias: b!}) // [N, in]·[out, in]ᵀ + b, one launch
+    return [z, backend.makeOutput([0], 'float32')]
+  }
   backend.gemm({a: x!, b: w!, c: z, M: N, N: M, K, transA: false, transB: true}) // [N, in]·[out, in]ᵀ
   if (attrs?.activation !== 'gelu') {
     backend.launch('bias_gelu', 'span_bias_add_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: z}, {i64: N}, {i64: M}])
