@@ -51,7 +51,10 @@ describe.skipIf(skip)('the BIAS epilogue of the Linear forward on the cuda stand
   })
 
   it('fp32: equals the separate bias add and native within 1e-5, odd sizes and one past a tile', async () => {
-    for (const shape of [{N: 9, K: 13, M: 11}, {N: 33, K: 7, M: 65}]) {
+    for (const shape of [
+      {N: 9, K: 13, M: 11},
+      {N: 33, K: 7, M: 65},
+    ]) {
       const native = await linear('cpu', false, shape)
       const lt = await linear('cuda', true, shape)
       within(lt, await linear('cuda', false, shape), 1e-6)
