@@ -13,10 +13,13 @@ export function backendFlags(defaultBackend: string | null = 'auto') {
   }
 }
 
-/** Without --precision: `span encode`'s --precision is its output digits (SPAN_CUDA_PRECISION sets cuda's there). */
+/**
+ * `span encode`'s: its --precision is its output digits, so the matrix products' precision (every
+ * other command's --precision) is --compute-precision there.
+ */
 export function backendFlagsNoPrecision(defaultBackend: string | null = 'auto') {
-  const {precision: _, ...rest} = backendFlags(defaultBackend)
-  return rest
+  const {precision, ...rest} = backendFlags(defaultBackend)
+  return {...rest, 'compute-precision': Flags.string({description: `${precision.description} (the --precision of the other commands)`, options: [...PRECISIONS]})}
 }
 
 function deviceFlags() {

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
 import {numberFlag, stdoutStream} from './base.js'
 import {backendFlags} from './backend-flags.js'
-import {backendPrecision} from './core/engine/backend.js'
+import {type BackendOptions, backendPrecision} from './core/engine/backend.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
 import {PRESETS} from './core/model/config.js'
 import {launchRank} from './core/dist/launch.js'
@@ -202,7 +202,12 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
       const dir = await resumeDir(resume, TRAINER_STATE_FILE)
       if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
       const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
-      settleResumed(f, typed, await readFinetuneConfig(dir), dir, Object.keys(defs))
+      const saved = await readFinetuneConfig(dir)
+      settleResumed(f, typed, saved, dir, Object.keys(defs))
+      INHERITED.set(
+        f,
+        ['device', 'precision'].filter((k) => !typed.has(k) && saved[k] != null),
+      )
       const missing = required.find((k) => f[k] === undefined)
       if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
     }
@@ -211,6 +216,15 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
     throw err
   }
   return {flags: parsed.flags as F & {[K in R]-?: NonNullable<F[K]>} & {out: string}, lock: run}
+}
+
+/** Per parsed flags of a resumed run: the backend settings its saved config gave, not typed (backend.ts BackendOptions.inherited). */
+const INHERITED = new WeakMap<object, string[]>()
+
+/** The backend options of a finetune command: --threads as resolved, --device and --precision with what a resume inherited. */
+export function backendOptions(f: Given, c: FinetuneSettings): BackendOptions {
+  const [device, precision] = [f.device, f.precision] as [number | undefined, string | undefined]
+  return {threads: c.threads ?? undefined, device, precision, inherited: INHERITED.get(f) ?? []}
 }
 
 const REQUIRED_WHY: Record<string, string> = {train: 'the training data', task: 'which task the data is'}

@@ -112,6 +112,17 @@ export const CASES: LtCase[] = [
   gemm({name: 'epilogue BGRADA, A transposed', m: 6, n: 5, k: 9, transa: true, epilogue: EPI.BGRADA}),
   gemm({name: 'epilogue BGRADB, B transposed', m: 6, n: 5, k: 9, transb: true, epilogue: EPI.BGRADB}),
   gemm({name: 'epilogue GELU_AUX_BIAS, batch 2', m: 6, n: 5, k: 4, batch: 2, epilogue: EPI.GELU_AUX_BIAS, biasBatchStride: 6}),
+  // the cuda Linear forward (kernels-fused.ts linear): A = W [out, in] row-major, so transposed; bias of D's type, fp32
+  gemm({name: 'Linear forward: A transposed, epilogue BIAS', m: 11, n: 9, k: 13, transa: true, epilogue: EPI.BIAS}),
+  gemm({
+    name: 'Linear forward at bf16: bf16 A (transposed), B → fp32 D, epilogue BIAS (bias fp32)',
+    m: 11,
+    n: 9,
+    k: 33,
+    ab: T.bf16,
+    transa: true,
+    epilogue: EPI.BIAS,
+  }),
   gemm({name: 'compute TF32', m: 8, n: 8, k: 32, compute: COMPUTE.tf32}),
   gemm({name: 'compute FAST_16BF', m: 8, n: 8, k: 32, compute: COMPUTE.fast16bf}),
   gemm({name: 'bf16 A, B → fp32 D', m: 7, n: 9, k: 33, ab: T.bf16, transa: true}),
@@ -162,5 +173,10 @@ export const REFUSALS: LtCase[] = [
   ),
   bad('GELU_AUX with aux ld not a multiple of 8', {m: 4, n: 4, k: 3, epilogue: EPI.GELU_AUX, edit: (c) => (c.auxLd = 6)}, STATUS.invalid),
   bad('bias type other than D type', {m: 4, n: 4, k: 3, epilogue: EPI.BIAS, extra: ['attr BIAS_DATA_TYPE 14']}, STATUS.notSupported),
+  bad(
+    "bf16 inputs, fp32 D, bf16 bias (the bias is of D's type)",
+    {m: 4, n: 4, k: 3, ab: T.bf16, epilogue: EPI.BIAS, extra: ['attr BIAS_DATA_TYPE 14']},
+    STATUS.notSupported,
+  ),
   bad('beta 1 with C null', {m: 4, n: 4, k: 3, beta: 1, c: 'none'}, STATUS.invalid, STATUS.ok),
 ]

@@ -17,11 +17,13 @@ writes one record per input record: {"hidden": [[…], …]} with the chosen lay
 with --pool {"vector": […]}: the [CLS] state or the mean over the sequence's tokens, or with --spans
 {"spans": [[…], …]}: one vector per [start, end] of the record's "spans" (token positions of its ids,
 inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is off. Numbers carry
---precision significant digits. A "doc" field is passed through.`
+--precision significant digits; the matrix products' precision on cuda is --compute-precision (fp32, tf32 or
+bf16: other commands call it --precision). A "doc" field is passed through.`
   static override examples = [
     'span tokenize < text.txt | span block --len 128 | span encode --model ckpt --pool mean',
     'span encode blocks.ndjson --model ckpt --layers -1,-2,-3,-4 --precision 4',
     'span encode spans.ndjson --model ckpt --spans --span-pool endpoints',
+    'span encode blocks.ndjson --model ckpt --backend cuda --compute-precision fp32 --precision 8',
   ]
   static override args = {file: Args.string({description: 'input file (instead of --input)', ignoreStdin: true})}
   static override flags = {
@@ -42,7 +44,7 @@ inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is 
     if (flags.spans && flags.pool !== 'none') throw new UsageError('--spans and --pool: choose one')
     const src = await openSource(args.file ?? flags.input)
     const input = await openStage(src, ['tokens', 'blocks'])
-    await initBackend(flags.backend as BackendChoice, {threads: flags.threads, device: flags.device})
+    await initBackend(flags.backend as BackendChoice, {threads: flags.threads, device: flags.device, precision: flags['compute-precision'], precisionFlag: '--compute-precision'})
     const {model, vocabPath} = await loadCheckpoint(modelDir(flags.model, (l) => process.stderr.write(`span encode: ${l}\n`)), {vocab: flags.vocab})
     try {
       const vocab = loadVocab(vocabPath)

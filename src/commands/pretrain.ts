@@ -6,7 +6,7 @@ import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError, UsageError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
-import {resolvePretrainConfig} from '../core/train/config.js'
+import {resolvePretrainRun} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {makeProgress} from '../core/train/progress.js'
 import {modelDir, openRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
@@ -91,10 +91,11 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     const writer = launchRank() === 0 // data-parallel: rank 0 alone writes --out and -o
     try {
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
-      const config = {...resolvePretrainConfig(args.file, flags, resume), out}
+      const resolved = resolvePretrainRun(args.file, flags, resume)
+      const config = {...resolved.config, out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
       await this.withOutput(writer ? flags.output : '-', async (w) => {
-        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null}, {out: w, log, progress: makeProgress()})
+        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null, inherited: resolved.inherited}, {out: w, log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     } finally {
       run.release()

@@ -59,3 +59,26 @@ extern "C" __global__ void span_gelu_bias_sum_f32(const float* __restrict__ part
     db[j] = (float)s;
   }
 }
+
+// The opt-in tanh GeLU (SPAN_CUDA_GELU_EPILOGUE=tanh: the forward is cuBLASLt's GELU_AUX_BIAS
+// epilogue, z its aux): span_gelu_backward_partials_f32 with the derivative of cuBLASLt's tanh form
+// gelu(z) = ½·z·(1 + t), t = tanh(√(2/π)·(z + 0.044715·z³)):
+//   gelu′(z) = ½(1 + t) + ½·z·(1 − t²)·√(2/π)·(1 + 3·0.044715·z²)
+extern "C" __global__ void span_gelu_tanh_backward_partials_f32(const float* dy, const float* __restrict__ z, float* dz, float* __restrict__ partials,
+                                                                long long rows, long long cols) {
+  const long long chunks = (rows + 31) / 32;
+  for (long long k = blockIdx.y; k < chunks; k += gridDim.y)
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (long long)gridDim.x * blockDim.x) {
+      float p = 0.0f;
+      const long long r1 = 32 * k + 32 < rows ? 32 * k + 32 : rows;
+      for (long long r = 32 * k; r < r1; r++) {
+        const long long i = r * cols + j;
+        const float v = z[i];
+        const float t = tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v));
+        const float d = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * v * v));
+        dz[i] = d;
+        p += d;
+      }
+      partials[k * cols + j] = p;
+    }
+}

@@ -237,15 +237,22 @@ span_cuda::Operand operand(const std::vector<double>& v, size_t i) {
   return o;
 }
 
-/** gemm([transA, transB, precision (0 fp32, 1 tf32, 2 bf16 A and B), batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers). */
+/**
+ * gemm([transA, transB, precision (0 fp32, 1 tf32, 2 bf16 A and B), batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers),
+ * optionally followed by [epilogue (a CUBLASLT_EPILOGUE_* value; 0 or 1: none), bias ptr, aux ptr, aux ld] (25).
+ */
 napi_value Gemm(napi_env env, napi_callback_info info) {
   Args a(env, info);
   auto v = nums(env, a.argv[0]);
-  if (v.size() != 21) return fail(env, "span cuda: gemm takes 21 numbers"), nullptr;
+  if (v.size() != 21 && v.size() != 25) return fail(env, "span cuda: gemm takes 21 or 25 numbers"), nullptr;
   span_cuda::Gemm g;
   g.transA = v[0] != 0, g.transB = v[1] != 0, g.tf32 = v[2] == 1, g.bf16 = v[2] == 2;
   g.batch = static_cast<int>(v[3]), g.alpha = static_cast<float>(v[4]), g.beta = static_cast<float>(v[5]);
   g.A = operand(v, 6), g.B = operand(v, 11), g.C = operand(v, 16);
+  if (v.size() == 25 && v[21] > 1) {
+    g.epilogue = static_cast<uint32_t>(v[21]);
+    g.bias = static_cast<uint64_t>(v[22]), g.aux = static_cast<uint64_t>(v[23]), g.auxLd = static_cast<int64_t>(v[24]);
+  }
   fail(env, span_cuda::deviceGemm(g));
   return undef(env);
 }

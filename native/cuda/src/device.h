@@ -63,6 +63,11 @@ struct Gemm {
   int batch = 1;
   float alpha = 1, beta = 0;
   Operand A, B, C;
+  // cuBLASLt epilogue (SPAN_CUBLASLT_EPILOGUE_*; DEFAULT: none), its bias vector (length C.rows, fp32 as D)
+  // and aux matrix (GELU_AUX*, DGELU*: fp32, C.rows × C.cols with ld auxLd); 0 where unused
+  uint32_t epilogue = 1;  // SPAN_CUBLASLT_EPILOGUE_DEFAULT (abi.h)
+  uint64_t bias = 0, aux = 0;
+  int64_t auxLd = 0;
 };
 std::string deviceGemm(const Gemm& g);
 

@@ -38,12 +38,32 @@ std::string layout(SPAN_cublasLtMatrixLayout_t* l, uint32_t type, uint64_t rows,
   return e;
 }
 
+/**
+ * The epilogue's attributes: CUBLASLT_MATMUL_DESC_EPILOGUE, the bias pointer (a vector of D's type,
+ * fp32, one value a row of the column-major D, so one a column of tfjs' row-major C) and, where
+ * given, the aux pointer and its ld (GELU_AUX* writes, DGELU* reads the pre-activation).
+ */
+std::string epilogue(const Gemm& g, SPAN_cublasLtMatmulDesc_t d) {
+  State& s = state();
+  const char* api = "cublasLtMatmulDescSetAttribute";
+  uint32_t ep = g.epilogue;
+  std::string e = ltError(api, s.ltDescSet(d, SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof(ep)));
+  const void* bias = reinterpret_cast<const void*>(g.bias);
+  void* aux = reinterpret_cast<void*>(g.aux);
+  int64_t ld = g.auxLd;
+  if (e.empty() && g.bias) e = ltError(api, s.ltDescSet(d, SPAN_CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  if (e.empty() && g.aux) e = ltError(api, s.ltDescSet(d, SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
+  if (e.empty() && g.aux) e = ltError(api, s.ltDescSet(d, SPAN_CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof(ld)));
+  return e;
+}
+
 std::string describe(const Gemm& g, SPAN_cublasLtMatmulDesc_t* d) {
   State& s = state();
   std::string e = ltError("cublasLtMatmulDescCreate", s.ltDescCreate(d, g.tf32 ? SPAN_CUBLAS_COMPUTE_32F_FAST_TF32 : SPAN_CUBLAS_COMPUTE_32F, SPAN_CUDA_R_32F));
   int32_t ta = g.transA ? SPAN_CUBLAS_OP_T : SPAN_CUBLAS_OP_N, tb = g.transB ? SPAN_CUBLAS_OP_T : SPAN_CUBLAS_OP_N;
   if (e.empty()) e = ltError("cublasLtMatmulDescSetAttribute", s.ltDescSet(*d, SPAN_CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
   if (e.empty()) e = ltError("cublasLtMatmulDescSetAttribute", s.ltDescSet(*d, SPAN_CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (e.empty() && g.epilogue != SPAN_CUBLASLT_EPILOGUE_DEFAULT) e = epilogue(g, *d);
   return e;
 }
 

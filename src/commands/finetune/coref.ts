@@ -6,7 +6,7 @@ import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '..
 import {readConll} from '../../core/tasks/coref/conll.js'
 import {corefDevScores} from '../../core/tasks/coref/score.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune coref: ${line}\n`)
 const {'max-len': _maxLen, ...loopFlags} = finetuneFlags({lr: 2e-5, maxLen: 384, minLen: 8, unit: 'document'})
@@ -61,7 +61,7 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
     const units = corefUnits(train, tok, head)
     const devRun = dev ? {gold: dev, units: corefUnits(dev, tok, head)} : null
     log(`${train.length} documents, ${units.reduce((t, u) => t + u.segments.length, 0)} segments; singletons ${head.singletons ? 'on' : 'off'}`)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const model = await corefModel(src.dir, flags.preset, head, vocab.tokens.length, config.seed, log)
     try {
       const run = {config, model, vocabPath: vocab.info.path, dev: devRun, scorer: corefDevScores}

@@ -8,7 +8,7 @@ import {glueSpanDefaults, shuffleTrainSpans} from '../../core/tasks/glue/span-ft
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
@@ -53,7 +53,7 @@ without --dev) and the newest --keep checkpoint-STEP/ for --resume.`
     const read = await readGlueFeatures(flags.train, task, fz)
     const train = sf?.segmentation === 'random' ? shuffleTrainSpans(read, config.seed) : read
     const dev = flags.dev ? await readGlueFeatures(flags.dev, task, fz) : null
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const model = await glueModel({dir: src.dir, preset: flags.preset, task, vocab, maxLen: config['max-len'], seed: config.seed, spanFt: sf, log})
     try {
       log(`config: ${JSON.stringify(config)}`)

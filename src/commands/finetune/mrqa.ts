@@ -8,7 +8,7 @@ import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
 import {asSquad, mrqaAdapter} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune mrqa: ${line}\n`)
 
@@ -49,7 +49,7 @@ the questions' "answers"); the best checkpoint by f1 goes to --out/best.`
     if (config['max-len'] < config['max-query-len'] + 4)
       throw new UsageError(`--max-len ${config['max-len']} leaves no room for the passage after --max-query-len ${config['max-query-len']}`)
     log(`config: ${JSON.stringify(config)}`)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const model = src.dir
       ? (await loadQaModel(src.dir, config.seed)).model
       : BertForQuestionAnswering.init(

@@ -8,7 +8,7 @@ import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {tokenSpanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
@@ -59,7 +59,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const readDev = dev ? nerUnits(dev, labels, tokenizer, config['max-len'], config.stride, segs) : null
     const [trainUnits, devUnits] = seg === 'random' ? randomSegmentation(config.seed, read, readDev) : [read, readDev]
     log(`${train.sentences.length} sentences (${scheme}), ${trainUnits.length} windows, ${labels.length} labels`)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const span_ft = segs ? nerSpanFt(flags['max-spans'], flags['max-span-tokens'], seg) : null
     const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)

@@ -10,7 +10,7 @@ import {shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
 import {NLI_LABELS, readNliFile} from '../../core/tasks/nli/read.js'
 import {NLI_TASK, SNLI_SPAN_DEFAULTS, nliAdapter, nliFeatures} from '../../core/tasks/nli/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune nli: ${line}\n`)
@@ -50,7 +50,7 @@ run_glue.sh snli line (r 128, l 16; its max_seq_len is 256, --max-len here stays
     const read = nliFeatures(train.examples, fz)
     const trainUnits = sf?.segmentation === 'random' ? shuffleTrainSpans(read, config.seed) : read
     log(`${train.examples.length} training pairs (${train.dropped} "-" rows dropped)`)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const head = {num_labels: 3, labels: [...NLI_LABELS], finetuning_task: 'nli', span_ft: sf}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {

@@ -8,7 +8,7 @@ import {readSquadFile, type SquadVersion} from '../../core/tasks/squad/index.js'
 import {SQUAD_EVAL_METRICS, type SquadFinetuneConfig, squadAdapter} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import type {Vocab} from '../../core/text/vocab.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
 
@@ -49,7 +49,7 @@ best/ (config.json, model.safetensors, vocab.txt, tokenizer_config.json, finetun
     const dev = flags.dev ? readSquadFile(flags.dev) : null
     const {vocab, cased} = await runVocab(flags, src.dir)
     const config = runConfig(flags, (flags.version as SquadVersion | undefined) ?? train.version, cased)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const model = await loadModel(src.dir, flags.preset, config, vocab)
     try {
       log(`config: ${JSON.stringify(config)}`)

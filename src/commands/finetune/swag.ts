@@ -5,7 +5,7 @@ import {classifierFor} from '../../core/tasks/common/classify.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 import {swagAdapter, swagUnits} from '../../core/tasks/swag/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune swag: ${line}\n`)
 
@@ -31,7 +31,7 @@ best checkpoint. --batch-size counts examples (each of K choices).`
     const config = loopSettings(flags, 'swag', cased)
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const head = {num_labels: 1, labels: [], finetuning_task: 'swag', span_ft: null}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {

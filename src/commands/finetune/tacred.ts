@@ -6,7 +6,7 @@ import {FEATURE_MODES, type FeatureMode, MarkerVocab} from '../../core/tasks/tac
 import {readRelationFile, relationLabels} from '../../core/tasks/tacred/read.js'
 import {type TacredFinetuneConfig, relationUnits, tacredAdapter} from '../../core/tasks/tacred/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune tacred: ${line}\n`)
 
@@ -53,7 +53,7 @@ and the best checkpoint by F1 goes to --out/best.`
     config.markers = markers.list
     log(`config: ${JSON.stringify(config)}`)
     log(`${train.length} training examples, ${labels.length} labels, ${markers.list.length} marker tokens`)
-    await initBackend(config.backend as BackendChoice, {threads: config.threads ?? undefined, device: flags.device, precision: flags.precision})
+    await initBackend(config.backend as BackendChoice, backendOptions(flags, config))
     const head = {num_labels: labels.length, labels, finetuning_task: 'tacred', span_ft: null}
     const model = await classifierFor(src.dir, flags.preset, head, vocab.tokens.length + markers.list.length, config['max-len'], config.seed, log)
     try {

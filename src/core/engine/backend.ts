@@ -32,6 +32,14 @@ export interface BackendOptions {
   threads?: number
   device?: number
   precision?: string
+  /**
+   * Which of `device` and `precision` a resumed run's saved config gave, not typed for this run:
+   * on a backend other than cuda those are dropped with a one-line notice (the run continues at
+   * fp32 on the CPU) rather than refused, as typed ones are.
+   */
+  inherited?: readonly string[]
+  /** the flag that gave `precision`, as errors name it (default --precision; encode's is --compute-precision) */
+  precisionFlag?: string
 }
 
 /**
@@ -43,13 +51,13 @@ export interface BackendOptions {
  * explicit choice starts and after `auto` resolved: the CPU backends compute in fp32 only, and a
  * run asked for in bf16 is not silently run at another precision.
  */
-export async function initBackend(choice: BackendChoice = 'auto', opts: number | BackendOptions = {}, notice = (line: string) => void process.stderr.write(`${line}
+export async function initBackend(choice: BackendChoice = 'auto', opts: number | BackendOptions = {}, notice: (line: string) => void = (line) => void process.stderr.write(`${line}
 `)): Promise<BackendInfo> {
   const o = typeof opts === 'number' ? {threads: opts} : opts
   const precision = (PRECISIONS as readonly string[]).includes(o.precision ?? '') ? (o.precision as Precision) : undefined
   if (o.device !== undefined || precision !== undefined) setCudaOptions({...(o.device === undefined ? {} : {device: o.device}), ...(precision ? {precision} : {})})
   if (choice !== 'auto') {
-    checkCudaOnly(choice, o)
+    checkCudaOnly(choice, o, false, notice)
     const why = await tryBackend(choice, o.threads)
     if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
     return {name: choice, tfName: tf.getBackend()}
@@ -58,7 +66,7 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: number |
   for (const name of AUTO_ORDER) {
     const why = await tryBackend(name, o.threads)
     if (why === null) {
-      checkCudaOnly(name, o, true)
+      checkCudaOnly(name, o, true, notice)
       if (nativeWhy !== null) notice(`span: the native backend is unavailable (${nativeWhy}); using ${name}, several times slower (see span doctor)`)
       return {name, tfName: tf.getBackend()}
     }
@@ -75,10 +83,18 @@ export function backendPrecision(): Precision {
   return tf.getBackend() === 'cuda' ? (tf.backend() as unknown as {precision: Precision}).precision : 'fp32'
 }
 
-/** `--device` and `--precision tf32|bf16` mean the cuda backend: elsewhere a usage error in one line. */
-function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto = false): void {
+/**
+ * `--device` and `--precision tf32|bf16` mean the cuda backend: elsewhere a usage error in one line,
+ * or, where a resumed run's saved config gave them (o.inherited), a notice that it continues at fp32.
+ */
+function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto: boolean, notice: (line: string) => void): void {
   if (name === 'cuda') return
-  const flag = o.device !== undefined ? `--device ${o.device}` : o.precision === 'tf32' || o.precision === 'bf16' ? `--precision ${o.precision}` : null
+  const inh = new Set(o.inherited ?? [])
+  const device = o.device !== undefined ? `--device ${o.device}` : null
+  const precision = o.precision === 'tf32' || o.precision === 'bf16' ? `${o.precisionFlag ?? '--precision'} ${o.precision}` : null
+  const flag = (!inh.has('device') && device) || (!inh.has('precision') && precision) || null
+  if (!flag && (device || precision))
+    return void notice(`span: the resumed run ran ${[device && `on ${device}`, precision && `at ${precision}`].filter(Boolean).join(' ')}; --backend ${name} computes in fp32 on the CPU: the run continues at fp32`)
   if (flag) throw new SpanError(`${flag} needs --backend cuda; ${auto ? `--backend auto chose ${name} (see span doctor)` : `--backend ${name} has no devices or precisions`}`, 2)
 }
 

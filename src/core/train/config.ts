@@ -168,6 +168,15 @@ const NOT_SETTINGS = new Set(['input', 'output', 'resume', 'config', 'stop-at'])
  * flags undefined; `file`: the data file argument). A resumed run keeps FIXED_ON_RESUME.
  */
 export function resolvePretrainConfig(file: string | undefined, flags: Record<string, unknown>, resumeDir: string | null): TrainConfig {
+  return resolvePretrainRun(file, flags, resumeDir).config
+}
+
+/**
+ * resolvePretrainConfig, with `inherited`: the settings among INHERITABLE whose value only the
+ * resumed run's saved config gave (typed neither as a flag nor in --config): the backend start
+ * re-resolves those for the resumed run's backend (backend.ts BackendOptions.inherited).
+ */
+export function resolvePretrainRun(file: string | undefined, flags: Record<string, unknown>, resumeDir: string | null): {config: TrainConfig; inherited: string[]} {
   const given: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(flags)) if (!NOT_SETTINGS.has(k) && v !== undefined && k in DEFAULTS) given[k] = v
   if (file !== undefined) given.input = file
@@ -177,8 +186,12 @@ export function resolvePretrainConfig(file: string | undefined, flags: Record<st
   if (flags.config) layers.push({name: flags.config as string, values: readConfigFile(flags.config as string)})
   layers.push({name: 'flags', values: given})
   if (resumeDir) checkResumable(layers, resumeDir)
-  return absolutePaths(resolveConfig(layers))
+  const inherited = resumeDir ? INHERITABLE.filter((k) => layers[0].values[k] != null && layers.slice(1).every((l) => l.values[k] === undefined)) : []
+  return {config: absolutePaths(resolveConfig(layers)), inherited}
 }
+
+/** Settings a resumed run saved as resolved that depend on the backend it ran on. */
+const INHERITABLE = ['device', 'precision'] as const
 
 /**
  * The run's input paths made absolute (against the working directory), so that the saved

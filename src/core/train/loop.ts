@@ -52,6 +52,7 @@ export interface RunSpec {
   out: string
   resume: string | null
   stopAt: number | null // end this run at this step (the schedule still runs to max-steps)
+  inherited?: readonly string[] // settings only the resumed run's saved config gave (config.ts resolvePretrainRun)
 }
 
 /** Everything the loop mutates. */
@@ -134,7 +135,7 @@ async function setUp(spec: RunSpec, log: (line: string) => void, dp: DataParalle
   try {
     const ev = evalSetupOf(c, data, data.model)
     if (ev) await checkEvalFile(ev)
-    backend = await initBackend(c.backend as BackendChoice, {threads: c.threads ?? undefined, device: c.device ?? undefined, precision: c.precision ?? undefined})
+    backend = await initBackend(c.backend as BackendChoice, {threads: c.threads ?? undefined, device: c.device ?? undefined, precision: c.precision ?? undefined, inherited: spec.inherited})
     c.precision = backendPrecision() // resolved: the saved config says what ran, and a resumed run keeps it
     plan = planRun(c, {model: data.model, seqLen: data.longest, ratio: c.ratio, examples: data.index.size}, backend, dp.size) // before any tensor: refuses what cannot fit
   } catch (err) {

@@ -56,25 +56,56 @@ export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend
   return {plan, notes}
 }
 
+/**
+ * The processes that share one budget: on cuda each rank has a device of its own (--device per
+ * local rank), so none; the host's memory is shared by every process of the machine.
+ */
+export function budgetSharers(backend: BackendInfo, world: number): number {
+  return backend.name === 'cuda' ? 1 : world
+}
+
+/** The precision of the run's matrix products: the resolved --precision on cuda, fp32 elsewhere. */
+function precisionOf(c: TrainConfig, backend: BackendInfo): string {
+  return backend.name === 'cuda' ? (c.precision ?? 'fp32') : 'fp32'
+}
+
+/**
+ * Under bf16 the cuda backend casts each GEMM's A and B to bf16 copies that live for that GEMM
+ * (CudaBackend.gemm, cast_bf16.cu): the peak adds the largest pair, 2 bytes an element: the tied
+ * decoder's [V, H] embedding with its [N, H] rows, or the FFN's [B·T, I] activations with its [I, H]
+ * weight (the attention products' operands are smaller than the FFN's). 0 at fp32 and tf32.
+ */
+export function bf16ScratchBytes(s: PlanShape, precision: string): number {
+  if (precision !== 'bf16') return 0
+  const m = s.model
+  const rows = s.batch * Math.ceil(s.ratio * Math.max(0, s.seqLen - 2))
+  return 2 * Math.max(m.vocab_size * m.hidden_size + rows * m.hidden_size, s.batch * s.seqLen * m.intermediate_size + m.intermediate_size * m.hidden_size)
+}
+
 function resolvePlan(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number, log: (line: string) => void): MemoryPlan {
   const rows = effectiveRows(c, world)
   const budget = memoryBudget(backend)
-  const limit = budget ? (HEADROOM * budget.bytes) / world : Infinity
+  const sharers = budgetSharers(backend, world)
+  const precision = precisionOf(c, backend)
+  // the bf16 copies at the largest micro-batch this process could take: what `auto` leaves for them
+  const scratchMax = bf16ScratchBytes({...shape, batch: c['batch-size'] === 'auto' ? rows.perProcess : c['batch-size']}, precision)
+  const limit = budget ? (HEADROOM * budget.bytes) / sharers - scratchMax : Infinity
   if (c['batch-size'] === 'auto') {
     const choice = largestFitting(shape, rows.perProcess, limit)
-    if (!choice) throw cannotFit(c, {...shape, batch: 1}, budget as MemoryBudget, world, null)
+    if (!choice) throw cannotFit(c, {...shape, batch: 1}, budget as MemoryBudget, sharers, null, precision)
     c['batch-size'] = choice.batch
     c.accumulate = choice.accumulate
     log(
       `--batch-size auto: ${choice.batch} × --accumulate ${choice.accumulate}${world > 1 ? ` × ${world} processes` : ''} = the effective batch ${rows.global} ` +
         `(the largest micro-batch of it that fits under ${Math.round(HEADROOM * 100)}% of the ${budget ? `${budget.source}` : 'memory'})`,
     )
-    describePlan(choice.plan, c, shape, backend, budget, world, log)
+    describePlan(choice.plan, c, shape, backend, budget, sharers, log)
     return choice.plan
   }
   const plan = planMemory({...shape, batch: c['batch-size']})
-  if (plan.total > limit) throw cannotFit(c, {...shape, batch: c['batch-size']}, budget as MemoryBudget, world, largestFitting(shape, rows.perProcess, limit))
-  describePlan(plan, c, shape, backend, budget, world, log)
+  if (plan.total > limit)
+    throw cannotFit(c, {...shape, batch: c['batch-size']}, budget as MemoryBudget, sharers, largestFitting(shape, rows.perProcess, limit), precision)
+  describePlan(plan, c, shape, backend, budget, sharers, log)
   return plan
 }
 
@@ -85,31 +116,33 @@ function describePlan(
   s: Omit<PlanShape, 'batch'>,
   backend: BackendInfo,
   budget: MemoryBudget | null,
-  world: number,
+  sharers: number,
   log: (line: string) => void,
 ): void {
+  const precision = precisionOf(c, backend)
+  const scratch = bf16ScratchBytes({...s, batch: c['batch-size'] as number}, precision)
   const against = budget
-    ? `of ${formatBytes(budget.bytes)} ${budget.source}${world > 1 ? ` shared by ${world} processes` : ''} (a run may plan ${Math.round(HEADROOM * 100)}% of it)`
+    ? `of ${formatBytes(budget.bytes)} ${budget.source}${sharers > 1 ? ` shared by ${sharers} processes` : ''} (a run may plan ${Math.round(HEADROOM * 100)}% of it)`
     : `(backend ${backend.name}: the memory there is is not known, so the plan is not checked)`
   log(
-    `memory plan (fp32, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
+    `memory plan (${precision}, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
       `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
-      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}; about ${formatBytes(p.total)} at the peak ${against}`,
+      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; bf16 operand copies ${formatBytes(scratch)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
   )
 }
 
 /** The one line of a run that cannot fit: what it needs, what there is, and what would fit. */
-function cannotFit(c: TrainConfig, s: PlanShape, budget: MemoryBudget, world: number, fits: ReturnType<typeof largestFitting>): SpanError {
-  const need = planMemory(s).total
-  const limit = (HEADROOM * budget.bytes) / world
+function cannotFit(c: TrainConfig, s: PlanShape, budget: MemoryBudget, sharers: number, fits: ReturnType<typeof largestFitting>, precision: string): SpanError {
+  const need = planMemory(s).total + bf16ScratchBytes(s, precision)
+  const limit = (HEADROOM * budget.bytes) / sharers
   const ways: string[] = []
   if (fits) ways.push(`--batch-size ${fits.batch} --accumulate ${fits.accumulate} (the same effective batch, ${formatBytes(fits.plan.total)})`)
   const preset = smallerPreset(c, s, limit)
   if (preset) ways.push(`--preset ${preset}`)
-  const what = `${s.model.num_hidden_layers} layers of ${s.model.hidden_size}, ${s.batch} × ${s.seqLen} tokens, fp32`
+  const what = `${s.model.num_hidden_layers} layers of ${s.model.hidden_size}, ${s.batch} × ${s.seqLen} tokens, ${precision}`
   return new SpanError(
     `needs about ${formatBytes(need)} (${what}) but ${Math.round(HEADROOM * 100)}% of the ${formatBytes(budget.bytes)} ${budget.source}` +
-      `${world > 1 ? ` over ${world} processes` : ''} is ${formatBytes(limit)}; ${ways.length ? `would fit: ${ways.join(', or ')}` : 'not even one example a micro-batch fits'}`,
+      `${sharers > 1 ? ` over ${sharers} processes` : ''} is ${formatBytes(limit)}; ${ways.length ? `would fit: ${ways.join(', or ')}` : 'not even one example a micro-batch fits'}`,
   )
 }
 

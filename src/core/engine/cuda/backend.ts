@@ -233,6 +233,7 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
       ...op(input(g.b, g.offsetB, b), lt.A),
       ...op(input(g.a, g.offsetA, a), lt.B),
       ...op(at(g.c, g.offsetC), lt.C),
+      ...(g.epilogue ? [EPILOGUE_CODE[g.epilogue], at(g.bias!), g.aux === undefined ? 0 : at(g.aux), g.auxLd ?? 0] : []),
     ])
     for (const p of scratch) this.dev.rt.free(p) // stream order: reused only by work issued after the GEMM
   }
@@ -248,6 +249,9 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     return dst
   }
 }
+
+/** cublasLt.h's cublasLtEpilogue_t values of the epilogues span uses (abi.h SPAN_CUBLASLT_EPILOGUE_*). */
+const EPILOGUE_CODE: Record<NonNullable<CudaGemm['epilogue']>, number> = {bias: 4, gelu_aux_bias: 164}
 
 /** The code of each precision for the addon's gemm (bindings.cc). */
 const PRECISION_CODE: Record<Precision, number> = {fp32: 0, tf32: 1, bf16: 2}

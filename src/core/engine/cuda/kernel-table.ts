@@ -54,6 +54,17 @@ export interface CudaGemm {
   alpha?: number
   /** 0 (default) never reads c */
   beta?: number
+  /**
+   * cuBLASLt's epilogue (gemm.cc): 'bias' adds `bias` (fp32, length N: one value a column of the
+   * row-major c, the rows of cuBLASLt's column-major D) to every row of c after alpha and beta
+   * (CUBLASLT_EPILOGUE_BIAS); 'gelu_aux_bias' also applies cuBLASLt's tanh GELU and writes its
+   * input to `aux` (CUBLASLT_EPILOGUE_GELU_AUX_BIAS; opt-in only, kernels-fused.ts). Default: none.
+   */
+  epilogue?: 'bias' | 'gelu_aux_bias'
+  bias?: tf.TensorInfo | number
+  /** GELU_AUX_BIAS: where the pre-activation (z = GEMM + bias) goes, [M, N] row-major with row stride auxLd (a multiple of 8) */
+  aux?: tf.TensorInfo | number
+  auxLd?: number
 }
 
 /** The part of the cuda backend a kernel uses. */

@@ -119,18 +119,41 @@ const adamw: CudaKernel = ({inputs: {p, m, v, g, scale}, attrs, backend}) => {
   return outs
 }
 
+/**
+ * The Linear forward's bias through cuBLASLt's BIAS epilogue (default; its definition is the bias
+ * add's: D[i, j] += bias[i] in fp32, the stand-in models it exactly), or, with SPAN_CUDA_LT_BIAS=0,
+ * the separate span_bias_add_f32 launch after the GEMM.
+ */
+const ltBias = (): boolean => process.env.SPAN_CUDA_LT_BIAS !== '0'
+
+/**
+ * Opt-in only (SPAN_CUDA_GELU_EPILOGUE=tanh; it changes the model's function): the Linear with
+ * GeLU through cuBLASLt's GELU_AUX_BIAS epilogue, the tanh form (up to 4.7e-4 from BERT's erf
+ * GeLU), z saved in its aux, and the tanh form's derivative backward. cuBLASLt needs the aux ld (M)
+ * a multiple of 8: other widths keep the erf kernels.
+ */
+const tanhGelu = (M: number): boolean => process.env.SPAN_CUDA_GELU_EPILOGUE === 'tanh' && M % 8 === 0
+
 /** SpanLinear: [y, z], z = x·Wᵀ + b [N, out]; y = GeLU(z) (erf) with z kept (linear_gelu.cu, one pass), else y = z and [0]. */
 const linear: CudaKernel = ({inputs: {x, w, b}, attrs, backend}) => {
   if (!f32(x, w, b) || x!.shape.length !== 2) return null
   const [N, K] = x!.shape
   const M = w!.shape[0]
   const z = backend.makeOutput([N, M], 'float32')
+  if (attrs?.activation !== 'gelu' && ltBias()) {
+    backend.gemm({a: x!, b: w!, c: z, M: N, N: M, K, transA: false, transB: true, epilogue: 'bias', bias: b!}) // [N, in]·[out, in]ᵀ + b, one launch
+    return [z, backend.makeOutput([0], 'float32')]
+  }
   backend.gemm({a: x!, b: w!, c: z, M: N, N: M, K, transA: false, transB: true}) // [N, in]·[out, in]ᵀ
   if (attrs?.activation !== 'gelu') {
     backend.launch('bias_gelu', 'span_bias_add_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: z}, {i64: N}, {i64: M}])
     return [z, backend.makeOutput([0], 'float32')]
   }
   const y = backend.makeOutput([N, M], 'float32')
+  if (tanhGelu(M)) {
+    backend.gemm({a: x!, b: w!, c: y, M: N, N: M, K, transA: false, transB: true, epilogue: 'gelu_aux_bias', bias: b!, aux: z, auxLd: M}) // y = gelu_tanh(z), z = x·Wᵀ + b kept
+    return [y, z]
+  }
   backend.launch('linear_gelu', 'span_bias_gelu_keep_f32', ewGrid(N * M), EW_BLOCK, [{ptr: z}, {ptr: b!}, {ptr: y}, {i64: N}, {i64: M}]) // z += b, y = gelu(z)
   return [y, z]
 }
@@ -153,7 +176,7 @@ function geluBackward(backend: CudaDevice, dy: tf.TensorInfo, z: tf.TensorInfo, 
   const partials = backend.makeOutput([chunks, M], 'float32')
   backend.launch(
     'linear_gelu',
-    'span_gelu_backward_partials_f32',
+    tanhGelu(M) ? 'span_gelu_tanh_backward_partials_f32' : 'span_gelu_backward_partials_f32',
     chunkGrid(N, M),
     [128, 1, 1],
     [{ptr: dy}, {ptr: z}, {ptr: dz}, {ptr: partials}, {i64: N}, {i64: M}],

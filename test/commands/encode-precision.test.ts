@@ -1,0 +1,67 @@
+// `span encode --compute-precision` through `bin/run.js` (oclif; dist/ must be built): encode's
+// --precision stays its output digits, and the matrix products' precision, every other command's
+// --precision, is --compute-precision there: cuda only for tf32/bf16 (a usage error naming that
+// flag elsewhere), and on the cuda stand-in it reaches the products (bf16 vectors differ from
+// fp32 ones by bf16's rounding, fp32 equals the CPU's).
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {initBackend} from '../../src/core/engine/index.js'
+import {saveCheckpoint} from '../../src/core/model/checkpoint.js'
+import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
+import {smallConfig} from '../core/model/helpers.js'
+import {fixtureVocab, writeBlocks} from '../core/train/helpers.js'
+import {buildStandins} from '../helpers/cuda-standins.js'
+import {runSpan} from '../helpers/spawn.js'
+
+const tmp = mkdtempSync(join(tmpdir(), 'span-encode-precision-'))
+const ckpt = join(tmp, 'ckpt')
+const blocks = join(tmp, 'blocks.ndjson')
+const standins = buildStandins()
+
+beforeAll(async () => {
+  await initBackend('cpu')
+  const model = SpanBertForPreTraining.init(smallConfig({vocab_size: fixtureVocab.tokens.length, max_position_embeddings: 40}), 3)
+  await saveCheckpoint(ckpt, model, fixtureVocab.info.path)
+  model.dispose()
+  writeBlocks(blocks, 3, 7)
+})
+
+/** The pooled vectors of `span encode` with these flags (a run that must succeed). */
+function vectors(args: string[], env?: NodeJS.ProcessEnv): number[][] {
+  const r = runSpan(['encode', blocks, '--model', ckpt, '--pool', 'mean', '--precision', '9', ...args], {env})
+  expect(r.code, r.stderr).toBe(0)
+  return r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as {vector: number[]}).vector)
+}
+const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((row, i) => row.map((x, j) => Math.abs(x - b[i][j]))))
+
+describe('span encode --compute-precision', () => {
+  it('is a usage error naming itself for tf32/bf16 on a CPU backend; fp32 is accepted, --precision stays digits', () => {
+    const r = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'bf16'], {input: ''})
+    expect([r.code, r.stderr]).toEqual([2, 'span encode: --compute-precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'])
+    const bad = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'fp16'], {input: ''})
+    expect(bad.code).toBe(2)
+    const digits = runSpan(['encode', blocks, '--model', ckpt, '--pool', 'cls', '--precision', '2', '--backend', 'native', '--compute-precision', 'fp32'])
+    expect(digits.code, digits.stderr).toBe(0)
+    for (const x of (JSON.parse(digits.stdout.split('\n')[0]) as {vector: number[]}).vector)
+      expect(
+        String(Math.abs(x))
+          .replace(/^0\.0*|\./g, '')
+          .replace(/e.*$/, '').length,
+      ).toBeLessThanOrEqual(2)
+  })
+
+  it.skipIf('error' in standins)('reaches the cuda products: fp32 equals native, bf16 differs by its rounding', () => {
+    const env = {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir}
+    const native = vectors(['--backend', 'native'])
+    const fp32 = vectors(['--backend', 'cuda', '--compute-precision', 'fp32'], env)
+    const bf16 = vectors(['--backend', 'cuda', '--compute-precision', 'bf16'], env)
+    expect(maxDiff(fp32, native)).toBeLessThan(1e-5)
+    expect(maxDiff(bf16, fp32)).toBeGreaterThan(0)
+    expect(maxDiff(bf16, fp32)).toBeLessThan(0.05)
+  })
+})
