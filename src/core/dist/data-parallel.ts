@@ -1,6 +1,6 @@
 import type * as tf from '@tensorflow/tfjs'
 import {SpanError} from '../stream/errors.js'
-import {type Collective, anyRank, checkAgreement} from './collective.js'
+import {type Collective, checkAgreement} from './collective.js'
 import {allReduceGrads, broadcastVariables} from './grads.js'
 import {launchEnv} from './launch.js'
 import {MpiCollective} from './mpi.js'
@@ -20,6 +20,9 @@ export interface TallyLike {
   loss: number
   tokens: number
 }
+
+/** The signals that stop a training loop, in the order that names the stop when ranks caught different ones. */
+const STOP_NAMES = ['SIGINT', 'SIGTERM', 'SIGUSR2']
 
 /** An error every rank met at the same point (told once, by rank 0; the job ends cleanly). */
 export class CollectiveError extends SpanError {}
@@ -98,9 +101,20 @@ export class DataParallel {
     return b[0]
   }
 
-  /** A signal caught by any rank stops every rank after the same step. */
+  /**
+   * A signal caught by any rank stops every rank after the same step, and every rank names the
+   * same one (the first of STOP_NAMES caught anywhere). A rank waiting here runs no signal
+   * handler, so it often agrees before it has seen its own copy; it must not guess the name
+   * (rank 0 ended 143, SIGTERM's status, on mpirun's SIGUSR2). Another reason (the finetune
+   * loop's 'patience') comes back as `caught`, or 'stop' on a rank that had none.
+   */
   agreeStop(caught: string | null): string | null {
-    return anyRank(this.coll, caught !== null) ? (caught ?? 'SIGTERM') : null
+    if (this.size === 1) return caught
+    const b = new Float64Array(STOP_NAMES.length + 1) // one slot per signal, the last for any other reason
+    if (caught !== null) b[STOP_NAMES.includes(caught) ? STOP_NAMES.indexOf(caught) : STOP_NAMES.length] = 1
+    this.coll.allReduceSum([b])
+    const first = b.findIndex((n) => n > 0)
+    return first < 0 ? null : first < STOP_NAMES.length ? STOP_NAMES[first] : (caught ?? 'stop')
   }
 
   /** Same resolved config and data on every rank, else every rank stops with one message. */
