@@ -24,6 +24,9 @@ export interface TallyLike {
 
 export {CollectiveError}
 
+/** The signals that stop a training loop, in the order that names the stop when ranks caught different ones. */
+const STOP_NAMES = ['SIGINT', 'SIGTERM', 'SIGUSR2']
+
 /**
  * What the training loop needs to run as one of N data-parallel ranks (docs: README "Training
  * on many processes"): its share of each global micro-batch, the global loss denominators,
@@ -114,9 +117,20 @@ export class DataParallel {
     return b[0]
   }
 
-  /** A signal caught by any rank stops every rank after the same step. */
+  /**
+   * A signal caught by any rank stops every rank after the same step, and every rank names the
+   * same one (the first of STOP_NAMES caught anywhere). A rank waiting here runs no signal
+   * handler, so it often agrees before it has seen its own copy; it must not guess the name
+   * (rank 0 ended 143, SIGTERM's status, on mpirun's SIGUSR2). Another reason (the finetune
+   * loop's 'patience') comes back as `caught`, or 'stop' on a rank that had none.
+   */
   agreeStop(caught: string | null): string | null {
-    return anyRank(this.coll, caught !== null) ? (caught ?? 'SIGTERM') : null
+    if (this.size === 1) return caught
+    const b = new Float64Array(STOP_NAMES.length + 1) // one slot per signal, the last for any other reason
+    if (caught !== null) b[STOP_NAMES.includes(caught) ? STOP_NAMES.indexOf(caught) : STOP_NAMES.length] = 1
+    this.coll.allReduceSum([b])
+    const first = b.findIndex((n) => n > 0)
+    return first < 0 ? null : first < STOP_NAMES.length ? STOP_NAMES[first] : (caught ?? 'stop')
   }
 
   /** Same resolved config and data on every rank, else every rank stops with one message. */

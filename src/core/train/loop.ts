@@ -273,12 +273,15 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       if (run.step % c['save-every'] === 0) saved = await save(run, io)
       io.onStep?.(run.step)
     }
+  } catch (err) {
+    signal.dispose()
+    throw err
   } finally {
     window.device.dispose()
-    signal.dispose()
     io.progress.stop()
   }
-  await finishRun(run, io, {stop, saved, evaluated})
+  // still watching during the save: a rank stopped by another's signal may get its own copy now (its second kills)
+  await finishRun(run, io, {stop, saved, evaluated}).finally(() => signal.dispose())
   return stop
 }
 

@@ -36,7 +36,10 @@ export const signalExitCode = (name: string, rank = 0): number =>
  * Under Open MPI, how to stop a multi-process run with a checkpoint. On Ctrl-C mpirun sends the
  * ranks SIGCONT, SIGTERM odls_base_sigkill_timeout seconds later (1 by default) and SIGKILL as
  * long after that (measured with Open MPI 4.1), which a step and a save of any real model
- * outlast; SIGUSR2 it forwards to every rank at once and lets them end.
+ * outlast; SIGUSR2 it forwards to every rank at once and lets them end. Between Ctrl-C and its
+ * SIGKILL mpirun also sleeps and reads none of the ranks' output: rank 0's stdout is a pty of
+ * about 16 KB, and a rank that fills it (a record a step, fast steps) blocks in write(2) until
+ * it is killed, its checkpoint unsaved.
  */
 export function stopAdvice(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.OMPI_COMM_WORLD_SIZE === undefined) return null
