@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, backendPrecision, initBackend} from '../engine/backend.js'
-import {cudaGraphRequested, graphStep} from '../engine/cuda/graph.js'
+import {cudaGraphRequested, graphStep, graphSummary} from '../engine/cuda/graph.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
 import {checkpointVocab, loadCheckpoint, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
@@ -290,6 +290,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
   if (saved !== run.step) await save(run, io)
   if (stop && w) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
   const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB` // to the MiB: the figure to hold against the plan
+  const graphs = cudaGraphRequested() && run.backend.name === 'cuda' ? graphSummary() : null
+  if (graphs) io.log(graphs)
   io.log(`peak resident memory ${mib(process.resourceUsage().maxRSS * 1024)} (the memory plan said about ${mib(run.plan.total)})`)
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }

@@ -98,3 +98,15 @@ export function standinCounters(): StandinCounters | null {
   const rt = runtime()
   return typeof rt === 'string' ? null : rt.standinCounters()
 }
+
+/**
+ * One line on how the run's graphed steps went (null off cuda): steps replayed, captured, run as
+ * warm-ups and eagerly, and on the stand-in libcuda its kernel and graph launch counts.
+ */
+export function graphSummary(): string | null {
+  const s = cudaGraphStats()
+  if (!s) return null
+  const c = standinCounters()
+  const launches = c ? `; stand-in libcuda: ${c.launches} kernel launches, ${c.graphLaunches} graph launches` : ''
+  return `cuda graph: ${s.replayed} steps replayed, ${s.captured} captured, ${s.warmup} warm-up, ${s.eager} eager${launches}`
+}
