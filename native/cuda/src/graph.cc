@@ -180,6 +180,11 @@ std::string graphBegin(const std::string& key) {
   return "";
 }
 
+std::string graphKey(const std::string& key) {
+  if (tape.active) tape.key = key;  // after a break (tape inactive) the step declines whatever its key
+  return "";
+}
+
 std::string graphBreak(const char* why) {
   if (!graphRecording()) return "";
   std::string e = issueAll(tape.uploads.data());
@@ -359,6 +364,18 @@ napi_value GraphBegin(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+napi_value GraphKey(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len);
+  std::string key(len, '\0');
+  napi_get_value_string_utf8(env, argv[0], &key[0], len + 1, &len);
+  thrown(env, span_cuda::graphKey(key));
+  return nullptr;
+}
+
 napi_value GraphEnd(napi_env env, napi_callback_info) {
   std::string outcome;
   if (thrown(env, span_cuda::graphEnd(&outcome))) return nullptr;
@@ -405,6 +422,7 @@ napi_value GraphReset(napi_env, napi_callback_info) {
 void defineGraph(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"graphBegin", nullptr, GraphBegin, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"graphKey", nullptr, GraphKey, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphEnd", nullptr, GraphEnd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphStats", nullptr, GraphStats, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphReset", nullptr, GraphReset, nullptr, nullptr, nullptr, napi_default, nullptr},
