@@ -42,7 +42,10 @@ describe.skipIf(skip)('SPAN_CUDA_GRAPH=1 span pretrain --backend cuda (stand-in)
     expect(graphed.metrics).toHaveLength(10)
     expect(graphed.metrics).toEqual(plain.metrics)
     for (const f of ['model.safetensors', 'optimizer.safetensors']) expect(file(graphed, 10, f).equals(file(plain, 10, f)), f).toBe(true)
-    const m = /cuda graph: (\d+) steps replayed, (\d+) captured, (\d+) warm-up, (\d+) eager, 1 step shapes; stand-in libcuda: \d+ kernel launches, (\d+) graph launches/.exec(graphed.stderr)
+    const m =
+      /cuda graph: (\d+) steps replayed, (\d+) captured, (\d+) warm-up, (\d+) eager, 1 step shapes; stand-in libcuda: \d+ kernel launches, (\d+) graph launches/.exec(
+        graphed.stderr,
+      )
     expect(m, graphed.stderr).not.toBeNull()
     const [replayed, captured, , eager, graphLaunches] = m!.slice(1).map(Number)
     expect(replayed).toBeGreaterThanOrEqual(5) // warm-ups, one capture, then every step a replay
