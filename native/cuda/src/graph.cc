@@ -23,6 +23,7 @@ namespace {
 constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns
 constexpr size_t kRecent = 4;     // steps of a key remembered (their work) to capture one when it recurs
 constexpr double kMaxGraphsHeld = 64;  // in all: each holds its pinned staging buffer and the driver's executable graph
+constexpr size_t kMaxKeys = 256;       // keys remembered: beyond, those without a graph are forgotten (a run whose shapes never repeat)
 
 struct Op {
   std::string sig;  // what must be equal for a captured graph to stand for this op: its kind, arguments, addresses
@@ -257,6 +258,8 @@ std::string graphEnd(std::string* outcome) {
   auto off = disabled.find(tape.key);
   if (off != disabled.end()) return eager(off->second, outcome);
   if (!bindDriver()) return eager(disabled[tape.key] = "the CUDA driver has no stream capture (cuStreamBeginCapture_v2 missing)", outcome);
+  if (keys.size() > kMaxKeys && !keys.count(tape.key))  // shapes that never recur: their remembered work must not grow without bound
+    for (auto it = keys.begin(); it != keys.end();) it = it->second.graphs.empty() ? keys.erase(it) : std::next(it);
   std::vector<std::string> sigs;
   sigs.reserve(tape.ops.size());
   for (const Op& op : tape.ops) sigs.push_back(op.sig);
