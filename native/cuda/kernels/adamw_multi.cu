@@ -18,9 +18,11 @@
 //   the last block to finish (an atomic ticket, reset to 0 for the next launch; the caller zeroes it
 //   once) adds partials[0 .. gridDim.x) in order: the bits depend only on the grid and block sizes,
 //   not on the schedule. Grid ≤ 1024 blocks, block ≤ 1024 threads.
-// span_adamw_multi_f32(table, count, chunk, totalChunks, beta1, beta2, eps, bc1, bc2, scale)
+// span_adamw_multi_f32(table, count, chunk, totalChunks, beta1, beta2, eps, bc, scale)
 //   Per element, exactly adamw.cu's span_adamw_f32 (the arithmetic of native/src/ops.cc adamw, same
-//   float order) with lr = entry.lr, wd = entry.wd and the gradient times scale[0] read on the device.
+//   float order) with lr = entry.lr, wd = entry.wd, the bias corrections bc1 = bc[0], bc2 = bc[1] and
+//   the gradient times scale[0] read on the device: the per-step values are device data, not kernel
+//   arguments, so two steps' launches are equal (a CUDA Graph replays them; docs/cuda-backend.md).
 //   Any grid and block.
 
 struct SpanTensorEntry {
@@ -75,8 +77,8 @@ extern "C" __global__ void span_multi_sum_squares_clip_f32(const SpanTensorEntry
 }
 
 extern "C" __global__ void span_adamw_multi_f32(const SpanTensorEntry* __restrict__ table, int count, long long chunk, long long totalChunks, float beta1,
-                                                float beta2, float eps, float bc1, float bc2, const float* __restrict__ scale) {
-  const float s = scale[0];
+                                                float beta2, float eps, const float* __restrict__ bc, const float* __restrict__ scale) {
+  const float s = scale[0], bc1 = bc[0], bc2 = bc[1];
   for (long long c = blockIdx.x; c < totalChunks; c += gridDim.x) {
     const SpanTensorEntry e = table[spanOwner(table, count, c)];
     float *p = (float*)e.p, *m = (float*)e.m, *v = (float*)e.v;

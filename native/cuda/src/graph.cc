@@ -23,6 +23,7 @@ namespace {
 constexpr size_t kMaxGraphs = 4;  // per key: the allocator's addresses may alternate between a few patterns
 constexpr size_t kRecent = 4;     // steps of a key remembered (their work) to capture one when it recurs
 constexpr double kMaxGraphsHeld = 64;  // in all: each holds its pinned staging buffer and the driver's executable graph
+constexpr size_t kMaxKeys = 256;       // keys remembered: beyond, those without a graph are forgotten (a run whose shapes never repeat)
 
 struct Op {
   std::string sig;  // what must be equal for a captured graph to stand for this op: its kind, arguments, addresses
@@ -180,6 +181,11 @@ std::string graphBegin(const std::string& key) {
   return "";
 }
 
+std::string graphKey(const std::string& key) {
+  if (tape.active) tape.key = key;  // after a break (tape inactive) the step declines whatever its key
+  return "";
+}
+
 std::string graphBreak(const char* why) {
   if (!graphRecording()) return "";
   std::string e = issueAll(tape.uploads.data());
@@ -252,6 +258,8 @@ std::string graphEnd(std::string* outcome) {
   auto off = disabled.find(tape.key);
   if (off != disabled.end()) return eager(off->second, outcome);
   if (!bindDriver()) return eager(disabled[tape.key] = "the CUDA driver has no stream capture (cuStreamBeginCapture_v2 missing)", outcome);
+  if (keys.size() > kMaxKeys && !keys.count(tape.key))  // shapes that never recur: their remembered work must not grow without bound
+    for (auto it = keys.begin(); it != keys.end();) it = it->second.graphs.empty() ? keys.erase(it) : std::next(it);
   std::vector<std::string> sigs;
   sigs.reserve(tape.ops.size());
   for (const Op& op : tape.ops) sigs.push_back(op.sig);
@@ -359,6 +367,18 @@ napi_value GraphBegin(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+napi_value GraphKey(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len);
+  std::string key(len, '\0');
+  napi_get_value_string_utf8(env, argv[0], &key[0], len + 1, &len);
+  thrown(env, span_cuda::graphKey(key));
+  return nullptr;
+}
+
 napi_value GraphEnd(napi_env env, napi_callback_info) {
   std::string outcome;
   if (thrown(env, span_cuda::graphEnd(&outcome))) return nullptr;
@@ -405,6 +425,7 @@ napi_value GraphReset(napi_env, napi_callback_info) {
 void defineGraph(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"graphBegin", nullptr, GraphBegin, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"graphKey", nullptr, GraphKey, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphEnd", nullptr, GraphEnd, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphStats", nullptr, GraphStats, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"graphReset", nullptr, GraphReset, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -28,6 +28,8 @@ bool graphRecording();
 std::vector<uint64_t>::iterator graphPick(std::vector<uint64_t>& list);
 
 std::string graphBegin(const std::string& key);
+/** While recording: the step's key replaced (its input shapes, known only once the step has built its batch). */
+std::string graphKey(const std::string& key);
 /** Ends the step: *outcome is "captured", "replayed", "warm-up" (eager, its work remembered) or "eager: why". */
 std::string graphEnd(std::string* outcome);
 /** The tape issued eagerly now and recording stopped for this step (a host read or sync needs the work done). */

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, backendPrecision, initBackend} from '../engine/backend.js'
-import {cudaGraphRequested, graphStep} from '../engine/cuda/graph.js'
+import {cudaGraphRequested, graphStep, graphSummary} from '../engine/cuda/graph.js'
 import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
 import {checkpointVocab, loadCheckpoint, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
@@ -294,6 +294,8 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
   if (saved !== run.step) await save(run, io)
   if (stop && w) io.log(`saved the checkpoint of step ${run.step}; continue with --resume ${run.spec.out}`)
   const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB` // to the MiB: the figure to hold against the plan
+  const graphs = cudaGraphRequested() && run.backend.name === 'cuda' ? graphSummary() : null
+  if (graphs) io.log(graphs)
   io.log(`peak resident memory ${mib(process.resourceUsage().maxRSS * 1024)} (the memory plan said about ${mib(run.plan.total)})`)
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
@@ -329,7 +331,7 @@ function mergeTally(into: Tally, t: Tally): void {
  * pre-training loss (pretrainLoss). A micro-batch without targets (blocks of special tokens
  * only) has nothing to learn from and is skipped.
  */
-function oneStep(run: Run, lr: number, metrics: DeviceMetrics): {tally: Tally; gradNorm: number; deferred: boolean} {
+function oneStep(run: Run, lr: number, metrics: DeviceMetrics, shapes?: string[]): {tally: Tally; gradNorm: number; deferred: boolean} {
   const {dp} = run
   const defer = dp.size === 1 && onCuda() // cuda: no read during the step (stats, loss and norm stay on the device in `metrics`)
   const rng = dp.size > 1 ? deriveRng(run.c.seed, STREAM.dropout, run.step, dp.rank) : run.dropout // per rank and step: resumable without per-rank state
@@ -337,6 +339,7 @@ function oneStep(run: Run, lr: number, metrics: DeviceMetrics): {tally: Tally; g
   const tally = new Tally()
   const micro = Array.from({length: run.c.accumulate}, () => (): MicroBatch | null => {
     const host = nextBatch(run)
+    shapes?.push(`${host.B}x${host.T} mlm ${host.mlmPos.length} sbo ${host.sboLabels.length}`) // the step's work depends on each
     const n = dp.counts({mlm: host.mlmPos.length, sbo: host.sboLabels.length, rows: host.B}) // the global micro-batch's
     if (n.mlm === 0) return null // no targets anywhere: nothing to learn from (blocks of special tokens only)
     if (host.mlmPos.length === 0) return {loss: () => { throw new Error('unreachable') }, empty: true, done: () => tally.add(new Float32Array(9), 0, realTokens(host))}
@@ -359,10 +362,16 @@ function oneStep(run: Run, lr: number, metrics: DeviceMetrics): {tally: Tally; g
   return {tally, gradNorm: r.gradNorm, deferred: r.device !== undefined}
 }
 
-/** oneStep, as one CUDA Graph under SPAN_CUDA_GRAPH=1 on cuda (engine/cuda/graph.ts: it declines, saying why once, while the step reads the device). */
+/**
+ * oneStep, as one CUDA Graph under SPAN_CUDA_GRAPH=1 on cuda (engine/cuda/graph.ts), keyed by
+ * every micro-batch's shapes (B × T, masked positions, SBO targets): steps of other shapes do
+ * other work, so each shape has graphs of its own.
+ */
 function graphedStep(run: Run, lr: number, io: TrainIO, metrics: DeviceMetrics): {tally: Tally; gradNorm: number; deferred: boolean} {
   if (!cudaGraphRequested() || run.backend.name !== 'cuda') return oneStep(run, lr, metrics)
-  return graphStep(`pretrain batch ${microBatch(run)}`, () => oneStep(run, lr, metrics), io.log).result
+  const shapes: string[] = []
+  const key = () => `pretrain ${shapes.join(', ')}`
+  return graphStep(`pretrain batch ${microBatch(run)}`, () => oneStep(run, lr, metrics, shapes), io.log, key).result
 }
 
 /** The next --batch-size examples of the epoch order, masked (blocks) and padded. */

@@ -26,6 +26,7 @@ export interface CudaGraphStats {
 interface GraphRuntime {
   graphBegin(key: string): void
   graphEnd(): string
+  graphKey?(key: string): void
   graphStats(): CudaGraphStats
   graphReset(): void
   standinCounters(): StandinCounters | null
@@ -51,13 +52,20 @@ function runtime(): GraphRuntime | string {
 }
 
 const said = new Set<string>()
+const keysSeen = new Set<string>()
 
 /**
  * Runs `step` (synchronous: tfjs dispatch, no await) as one graph of shape `key` (e.g. batch ×
  * length): outcome "replayed", "captured", "warm-up" or "eager: why"; an eager outcome is said
- * once per key and reason through `say`.
+ * once per key and reason through `say`. `rekey`, called after the step ran, gives the final key
+ * when the step's shapes are known only once it has built its inputs (graphs are kept per key).
  */
-export function graphStep<T>(key: string, step: () => T, say: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): {result: T; outcome: string} {
+export function graphStep<T>(
+  key: string,
+  step: () => T,
+  say: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+  rekey?: () => string,
+): {result: T; outcome: string} {
   const rt = runtime()
   let outcome = ''
   let result: T
@@ -68,10 +76,12 @@ export function graphStep<T>(key: string, step: () => T, say: (line: string) => 
     rt.graphBegin(key)
     try {
       result = step()
+      if (rekey && rt.graphKey) rt.graphKey((key = rekey()))
     } finally {
       outcome = rt.graphEnd() // the recorded work runs (as a graph or eagerly) even when the step threw
     }
   }
+  keysSeen.add(key)
   const why = outcome.startsWith('eager: ') ? outcome.slice(7) : ''
   if (why && !said.has(`${key}\0${why}`)) {
     said.add(`${key}\0${why}`)
@@ -91,10 +101,23 @@ export function resetCudaGraphs(): void {
   const rt = runtime()
   if (typeof rt !== 'string') rt.graphReset()
   said.clear()
+  keysSeen.clear()
 }
 
 /** The stand-in libcuda's counters, or null (a real driver, or off cuda): for tests. */
 export function standinCounters(): StandinCounters | null {
   const rt = runtime()
   return typeof rt === 'string' ? null : rt.standinCounters()
+}
+
+/**
+ * One line on how the run's graphed steps went (null off cuda): steps replayed, captured, run as
+ * warm-ups and eagerly, and on the stand-in libcuda its kernel and graph launch counts.
+ */
+export function graphSummary(): string | null {
+  const s = cudaGraphStats()
+  if (!s) return null
+  const c = standinCounters()
+  const launches = c ? `; stand-in libcuda: ${c.launches} kernel launches, ${c.graphLaunches} graph launches` : ''
+  return `cuda graph: ${s.replayed} steps replayed, ${s.captured} captured, ${s.warmup} warm-up, ${s.eager} eager, ${keysSeen.size} step shapes${launches}`
 }

@@ -5,7 +5,7 @@ import type {CudaBackend} from './backend.js'
  * The training step's optimiser on the cuda backend (native/cuda/kernels/adamw_multi.cu, issue 21
  * item 4): the squared global gradient norm and the clipping factor in one launch, every
  * parameter's AdamW update in one launch, through a table of the tensors' device addresses
- * uploaded once per step. Nothing is read back: the factor stays on the device, and the squared
+ * (and the step's bias corrections) uploaded once per step. Nothing is read back: the factor stays on the device, and the squared
  * norm is returned as a device scalar the caller reads when it logs it. The updates are in place
  * (p, m and v keep their storage; a variable that shares its storage gets its own copy first).
  */
@@ -46,9 +46,13 @@ function ownStorage(backend: CudaBackend, x: tf.Variable): void {
   copy.dispose()
 }
 
-/** The table of the non-empty tensors (adamw_multi.cu's SpanTensorEntry) and its chunk count. */
-function table(backend: CudaBackend, ts: MultiTensor[]): {bytes: Int32Array; chunks: number} {
-  const buf = new ArrayBuffer(ENTRY * ts.length)
+/**
+ * The table of the non-empty tensors (adamw_multi.cu's SpanTensorEntry) followed by the step's bias
+ * corrections bc1, bc2 (f32: the kernel reads them from the device, so its arguments are the same
+ * every step and a CUDA Graph replays the launch), and its chunk count.
+ */
+function table(backend: CudaBackend, ts: MultiTensor[], h: MultiHyper): {bytes: Int32Array; chunks: number} {
+  const buf = new ArrayBuffer(ENTRY * ts.length + 8)
   const d = new DataView(buf)
   let chunks = 0
   ts.forEach((t, i) => {
@@ -60,6 +64,8 @@ function table(backend: CudaBackend, ts: MultiTensor[]): {bytes: Int32Array; chu
     d.setFloat32(at + 52, t.wd, true)
     chunks += Math.ceil(t.g.size / CHUNK)
   })
+  d.setFloat32(ENTRY * ts.length, h.bc1, true)
+  d.setFloat32(ENTRY * ts.length + 4, h.bc2, true)
   return {bytes: new Int32Array(buf), chunks}
 }
 
@@ -76,7 +82,7 @@ export function clipAndAdamW(ts: MultiTensor[], h: MultiHyper, maxNorm: number):
   const live = ts.filter((t) => t.g.size > 0)
   const sumsq = backend.zeros([], 'float32')
   if (live.length > 0) {
-    const {bytes, chunks} = table(backend, live)
+    const {bytes, chunks} = table(backend, live, h)
     const grid = Math.min(chunks, MAX_GRID)
     const tab = backend.makeOutput([bytes.length], 'int32')
     backend.dev.rt.upload(backend.ptr(tab), bytes)
@@ -92,8 +98,9 @@ export function clipAndAdamW(ts: MultiTensor[], h: MultiHyper, maxNorm: number):
       {ptr: sumsq},
       {ptr: factor},
     ])
-    const hyper = [h.beta1, h.beta2, h.eps, h.bc1, h.bc2].map((f) => ({f32: f}))
-    backend.launch('adamw_multi', 'span_adamw_multi_f32', [grid, 1, 1], BLOCK, [...head, ...hyper, {ptr: factor}])
+    const hyper = [h.beta1, h.beta2, h.eps].map((f) => ({f32: f}))
+    const bc = backend.ptr(tab) + ENTRY * live.length // [bc1, bc2], uploaded with the table
+    backend.launch('adamw_multi', 'span_adamw_multi_f32', [grid, 1, 1], BLOCK, [...head, ...hyper, {ptr: bc}, {ptr: factor}])
     backend.free(tab) // stream-ordered allocator: reused only by work queued after these launches
     backend.free(scratch)
   }

@@ -36,10 +36,10 @@ int adamwMulti(int t, float wd, float maxNorm, unsigned grid, unsigned block, lo
     chunks += (n + chunk - 1) / chunk;
   }
   int count = static_cast<int>(table.size());
-  Dev dtable = upload(table), partials = alloc(grid * 8), ticket = alloc(4), sumsq = alloc(4), factor = alloc(4);
+  Dev dtable = upload(table), dbc = upload(std::vector<float>{bc1, bc2}), partials = alloc(grid * 8), ticket = alloc(4), sumsq = alloc(4), factor = alloc(4);
   launch(function("adamw_multi.cu", "span_multi_sum_squares_clip_f32"), grid, block,
          {&dtable, &count, &chunk, &chunks, &partials, &ticket, &maxNorm, &sumsq, &factor});
-  launch(function("adamw_multi.cu", "span_adamw_multi_f32"), grid, block, {&dtable, &count, &chunk, &chunks, (void*)&b1, (void*)&b2, (void*)&eps, (void*)&bc1, (void*)&bc2, &factor});
+  launch(function("adamw_multi.cu", "span_adamw_multi_f32"), grid, block, {&dtable, &count, &chunk, &chunks, (void*)&b1, (void*)&b2, (void*)&eps, &dbc, &factor});
   const float f = download<float>(factor, 1)[0];
   double coef = maxNorm / (std::sqrt(double(static_cast<float>(ref))) + 1e-6), rf = coef < 1 ? coef : 1.0;
   Report rep;
