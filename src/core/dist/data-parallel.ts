@@ -1,5 +1,5 @@
 import type * as tf from '@tensorflow/tfjs'
-import {type Collective, anyRank, checkAgreement} from './collective.js'
+import {type Collective, checkAgreement} from './collective.js'
 import {CollectiveError} from './errors.js'
 import {allReduceGrads, broadcastVariables} from './grads.js'
 import {launchEnv} from './launch.js'

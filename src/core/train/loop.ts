@@ -263,12 +263,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
       io.progress.update(run.step, r.tally.batches && !r.deferred ? r.tally.loss / r.tally.batches : null, window.tokensPerS())
       await new Promise((resolve) => setImmediate(resolve)) // lets a signal in
       stop = run.dp.agreeStop(signal.caught)
-      if (run.step % c['log-every'] === 0 || run.step === last || stop) {
-        const gradNorm = window.device.read(window.tally) ?? r.gradNorm // deferred (cuda): the one read of these steps
-        const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, gradNorm, window.seconds)
-        await emit(io, {...rec, ...window.peak.field()}, 'train')
-        window = newWindow()
-      }
+      if (run.step % c['log-every'] === 0 || run.step === last || stop) window = await logWindow(run, io, window, lr, r.gradNorm)
       if (run.evalSetup && run.step % c['eval-every'] === 0) evaluated = await runEval(run, io)
       if (run.step % c['save-every'] === 0) saved = await save(run, io)
       io.onStep?.(run.step)
@@ -284,6 +279,16 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   await finishRun(run, io, {stop, saved, evaluated}).finally(() => signal.dispose())
   return stop
 }
+
+/** The record of the steps since the last one (on cuda their one read of the device), and a fresh window. */
+async function logWindow(run: Run, io: TrainIO, window: StepWindow, lr: number, stepNorm: number): Promise<StepWindow> {
+  const gradNorm = window.device.read(window.tally) ?? stepNorm // deferred (cuda): the one read of these steps
+  const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, gradNorm, window.seconds)
+  await emit(io, {...rec, ...window.peak.field()}, 'train')
+  return newWindow()
+}
+
+type StepWindow = ReturnType<typeof newWindow>
 
 /** After the last step: the final evaluation and checkpoint unless done at this step, and what a stop means. */
 async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved: number; evaluated: number}): Promise<void> {
