@@ -5,7 +5,7 @@
  * kernels, then dx = d·W, dW = dᵀ·x, db = Σ d). The same sums as crossEntropySum over the whole logits, in another order; what a
  * pre-training step holds for its MLM and SBO decoders drops from 2·N·V floats (the logits and
  * their gradient) to about 2·CHUNK_FLOATS (issue 24: tiny at 32 × 512 spent half its 2.3 GB there).
- * Used where N·V exceeds CHUNK_FLOATS; smaller batches keep the plain path.
+ * Used where N·V exceeds CHUNK_ABOVE; smaller batches keep the plain path.
  */
 import * as tf from '@tensorflow/tfjs'
 import {crossEntropySumFused} from '../engine/fused.js'
@@ -18,8 +18,17 @@ export const CHUNK_FLOATS = 4 * 2 ** 20
 /** Rows a chunk takes for a vocabulary of V. */
 export const chunkRows = (V: number): number => Math.max(1, Math.floor(CHUNK_FLOATS / V))
 
-/** Whether a decoder of N rows over V takes the chunked path. */
-export const chunked = (N: number, V: number): boolean => N * V > CHUNK_FLOATS
+/**
+ * Logit floats past which a decoder goes in chunks (128 MiB of float32). The chunked path makes
+ * the logits twice (forward, and again backward), one more [N, H]·[H, V] product per decoder:
+ * at a BERT vocabulary that is a quarter more CPU per step for tiny and mini at 16 × 128
+ * (measured 370 → 470 ms on native), so it is kept for the logits whose memory matters (tiny at
+ * 32 × 512: 75 M floats, issue 24) and smaller ones take the plain path, as before it existed.
+ */
+export const CHUNK_ABOVE = 8 * CHUNK_FLOATS
+
+/** Whether a decoder of N rows over V takes the chunked path (past `above` logit floats). */
+export const chunked = (N: number, V: number, above = CHUNK_ABOVE): boolean => N * V > above
 
 /** [Σ cross-entropy, hits] of x [N, H] through w [V, H], b [V] against labels [N] (int32), chunked both ways (`rows` a chunk). */
 export function decoderLoss(x: tf.Tensor2D, w: tf.Tensor2D, b: tf.Tensor1D, labels: tf.Tensor1D, rows = chunkRows(w.shape[0])): tf.Tensor1D {

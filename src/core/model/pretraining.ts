@@ -7,7 +7,7 @@ import type {BertConfig} from './config.js'
 import {MlmHead, NspHead, SboHead, decoderWeight} from './heads.js'
 import type {ForwardContext} from './layers.js'
 import {crossEntropySum} from './loss.js'
-import {chunked, decoderLoss} from './decoder-loss.js'
+import {CHUNK_ABOVE, chunked, decoderLoss} from './decoder-loss.js'
 import {dense} from './layers.js'
 import {type ParamSpec, ParamStore, initParams} from './params.js'
 
@@ -76,16 +76,16 @@ export class SpanBertForPreTraining {
 
   /**
    * The pre-training loss terms of one training batch (pretrainingTerms, the same sums): a decoder
-   * whose logits would exceed CHUNK_FLOATS is scored in chunks (decoder-loss.ts) and never holds
-   * them whole, the others as forward() gives them (call inside tf.tidy, under the tape).
+   * whose logits would exceed `chunkAbove` floats (CHUNK_ABOVE) is scored in chunks (decoder-loss.ts)
+   * and never holds them whole, the others as forward() gives them (call inside tf.tidy, under the tape).
    */
-  trainingTerms(b: Batch, ctx: ForwardContext, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
+  trainingTerms(b: Batch, ctx: ForwardContext, norm?: LossCounts, chunkAbove = CHUNK_ABOVE): {total: tf.Scalar; stats: tf.Tensor1D} {
     const h = this.encoder.forward(b.ids, b.segments, b.mask, ctx) // [B, T, H]
     const hFlat = h.reshape([b.B * b.T, this.config.hidden_size]) as tf.Tensor2D // [B·T, H]
     const dec = decoderWeight(this.params)
     const V = this.config.vocab_size
     const head = (x: () => tf.Tensor2D, bias: string, labels: tf.Tensor1D, n: number): HeadTerm => {
-      if (!chunked(n, V)) return {logits: dense(x(), dec.w, this.params.get(bias) as tf.Tensor1D)} // [n, V]
+      if (!chunked(n, V, chunkAbove)) return {logits: dense(x(), dec.w, this.params.get(bias) as tf.Tensor1D)} // [n, V]
       return {sums: decoderLoss(x(), dec.w, this.params.get(bias) as tf.Tensor1D, labels)} // [2]
     }
     const mlm = head(() => this.mlm.hidden(hFlat, b.mlmPos), MlmHead.bias, b.mlmLabels, b.nMlm)

@@ -6,7 +6,7 @@
  *
  *   runtime + 4·(PARAM_COPIES·P + EMBED_COPIES·V·H) + 4·B·[ T·L·(ACT_H·H + ACT_I·I) + ATT·A·T²·L ] + decoders
  *
- * decoders = 4·B·LOGITS·(n_mlm + n_sbo)·V while a decoder's logits fit in CHUNK_FLOATS, else
+ * decoders = 4·B·LOGITS·(n_mlm + n_sbo)·V while a decoder's logits fit in CHUNK_ABOVE, else
  * 4·CHUNK_COPIES·CHUNK_FLOATS (model/decoder-loss.ts: the logits made and scored a chunk at a time).
  *
  * P parameters (float32 weights, gradients, AdamW's two moments), V·H the word embeddings (whose
@@ -88,7 +88,7 @@ export function planMemory(s: PlanShape): MemoryPlan {
 
 /**
  * What the decoders (MLM, and SBO as an upper bound with as many rows) of N target rows each hold
- * for the backward pass: their logits whole (4·LOGITS·N·V bytes each), or, past CHUNK_FLOATS, a
+ * for the backward pass: their logits whole (4·LOGITS·N·V bytes each), or, past CHUNK_ABOVE, a
  * chunk's worth at a time (decoder-loss.ts), the two heads one after the other.
  */
 function decoderBytes(m: BertConfig, N: number, heads: number): number {

@@ -5,7 +5,7 @@ import {loadNative} from '../../../src/core/engine/native.js'
 import {Rng} from '../../../src/core/data/rng.js'
 import {collate, disposeBatch, toTensors} from '../../../src/core/model/batch.js'
 import {presetConfig} from '../../../src/core/model/config.js'
-import {chunked, decoderLoss} from '../../../src/core/model/decoder-loss.js'
+import {CHUNK_FLOATS, chunked, decoderLoss} from '../../../src/core/model/decoder-loss.js'
 import {EVAL, dense} from '../../../src/core/model/layers.js'
 import {SpanBertForPreTraining, pretrainingTerms} from '../../../src/core/model/pretraining.js'
 import {crossEntropySum} from '../../../src/core/model/loss.js'
@@ -48,7 +48,7 @@ describe.each(loadNative().available ? ['native', 'cpu'] : ['cpu'])('decoderLoss
 describe('SpanBertForPreTraining.trainingTerms', () => {
   it('gives the loss, stats and gradients of pretrainingTerms(forward) where its decoders go in chunks', async () => {
     await initBackend(loadNative().available ? 'native' : 'cpu')
-    const V = 40000 // 8 rows × 19 targets × V > CHUNK_FLOATS: both decoders chunked
+    const V = 40000 // 8 rows × 15 targets × V > CHUNK_FLOATS, the threshold given below: both decoders chunked
     const c = presetConfig('tiny', V, {
       num_hidden_layers: 1,
       hidden_size: 8,
@@ -70,7 +70,8 @@ describe('SpanBertForPreTraining.trainingTerms', () => {
       return {ids: ids.map((id, p) => (targets.some(([q]) => q === p) ? 103 : id)), targets, spans}
     })
     const b = toTensors(collate(exs, {padId: 0, maxTargets: 15, maxPositions: 512}))
-    expect(chunked(b.nMlm, V)).toBe(true)
+    expect(chunked(b.nMlm, V, CHUNK_FLOATS)).toBe(true)
+    expect(chunked(b.nMlm, V)).toBe(false) // under CHUNK_ABOVE: a run of this size takes the plain path
     const vars = model.trainableVariables()
     const run = (f: () => {total: tf.Scalar; stats: tf.Tensor1D}) => {
       let stats: number[] = []
@@ -84,7 +85,7 @@ describe('SpanBertForPreTraining.trainingTerms', () => {
       return out
     }
     const want = run(() => pretrainingTerms(model.forward(b, EVAL), b))
-    const got = run(() => model.trainingTerms(b, EVAL))
+    const got = run(() => model.trainingTerms(b, EVAL, undefined, CHUNK_FLOATS))
     expect(got.loss).toBeCloseTo(want.loss, 4)
     expect(got.stats.map((x) => x.toFixed(2))).toEqual(want.stats.map((x) => x.toFixed(2)))
     expect(got.grads.map((g) => g === null)).toEqual(want.grads.map((g) => g === null)) // the same parameters reached (not the pooler)
