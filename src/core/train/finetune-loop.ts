@@ -235,7 +235,8 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
   s.step++
   s.batch++
   s.dropout_rng = l.dropout.state()
-  if (r.device) w.device.addStep(r.device, r.losses.length) // read when logged
+  if (r.device)
+    w.device.addStep(r.device, r.losses.length) // read when logged
   else w.losses.push(dp.sum(r.losses.reduce((x, y) => x + y, 0)) / r.losses.length)
   Object.assign(w, {lr, gradNorm: r.gradNorm, deferred: w.deferred + (r.device ? 1 : 0)})
   l.io.progress.update(s.step, r.device ? null : w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
