@@ -200,15 +200,10 @@ function newWindow(): Window {
   return {losses: [], device: new DeviceMetrics(), deferred: 0, tokens: 0, seconds: 0, lr: 0, gradNorm: 0, peak: new DevicePeak()}
 }
 
-/** One update over the next batch × accumulate units of the epoch's order. */
-async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
-  const {a, c, s, dp} = l
+/** The step's global micro-batches of `ids`, as this rank's share of each (the last may be none). */
+function microBatches<U, B>(l: Loop<U, B>, ids: Uint32Array, ctx: ForwardContext, w: Window): (() => MicroBatch)[] {
+  const {a, c, dp} = l
   const global = dp.size * c['batch-size'] // rows of one global micro-batch
-  const perStep = global * c.accumulate
-  l.order ??= epochOrder(l.n, c.seed, s.epoch, c['group-by-length'] ? (i) => a.tokens(a.units[i]) : null, perStep)
-  const ids = l.order.subarray(s.batch * perStep, (s.batch + 1) * perStep)
-  const rng = dp.size > 1 ? deriveRng(c.seed, STREAM.dropout, s.step, dp.rank) : l.dropout // per rank and step: resumable without per-rank state
-  const ctx: ForwardContext = {training: true, rng}
   const micro: (() => MicroBatch)[] = []
   const [lo, hi] = dp.share(c['batch-size'])
   for (let at = 0; at < ids.length; at += global) {
@@ -227,6 +222,18 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
         : {loss: () => (share === 1 ? a.loss(a.collate(units), ctx) : a.loss(a.collate(units), ctx).mul(share))},
     )
   }
+  return micro
+}
+
+/** One update over the next batch × accumulate units of the epoch's order. */
+async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
+  const {a, c, s, dp} = l
+  const global = dp.size * c['batch-size'] // rows of one global micro-batch
+  const perStep = global * c.accumulate
+  l.order ??= epochOrder(l.n, c.seed, s.epoch, c['group-by-length'] ? (i) => a.tokens(a.units[i]) : null, perStep)
+  const ids = l.order.subarray(s.batch * perStep, (s.batch + 1) * perStep)
+  const rng = dp.size > 1 ? deriveRng(c.seed, STREAM.dropout, s.step, dp.rank) : l.dropout // per rank and step: resumable without per-rank state
+  const micro = microBatches(l, ids, {training: true, rng}, w)
   const t0 = performance.now()
   const lr = l.sched.at(s.step + 1)
   const reduce = dp.size > 1 ? (g: Map<string, tf.Tensor>) => dp.reduceGrads(a.params.entries(), g) : undefined
@@ -235,8 +242,8 @@ async function trainStep<U, B>(l: Loop<U, B>, w: Window): Promise<void> {
   s.step++
   s.batch++
   s.dropout_rng = l.dropout.state()
-  if (r.device)
-    w.device.addStep(r.device, r.losses.length) // read when logged
+  // cuda: the losses stay on the device until logged
+  if (r.device) w.device.addStep(r.device, r.losses.length)
   else w.losses.push(dp.sum(r.losses.reduce((x, y) => x + y, 0)) / r.losses.length)
   Object.assign(w, {lr, gradNorm: r.gradNorm, deferred: w.deferred + (r.device ? 1 : 0)})
   l.io.progress.update(s.step, r.device ? null : w.losses[w.losses.length - 1], w.seconds > 0 ? w.tokens / w.seconds : null)
