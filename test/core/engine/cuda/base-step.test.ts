@@ -1,48 +1,29 @@
-import * as tf from '@tensorflow/tfjs'
 import {afterAll, describe, expect, it} from 'vitest'
-import {Rng} from '../../../../src/core/data/rng.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
 import {fallbackCounts, resetFallbackCounts} from '../../../../src/core/engine/cuda/register.js'
-import {collate, disposeBatch, toTensors} from '../../../../src/core/model/batch.js'
 import {presetConfig} from '../../../../src/core/model/config.js'
-import {EVAL} from '../../../../src/core/model/layers.js'
-import {SpanBertForPreTraining} from '../../../../src/core/model/pretraining.js'
-import {lossAndGrads} from '../../../../src/core/train/step.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
-import {example} from '../../model/helpers.js'
+import {type StepData, hostStep} from './pretrain-step.js'
 
 // A small-batch `base` pre-training step (issue 20): `base`'s shape (hidden 768, 12 heads of 64,
-// intermediate 3072, MLM + SBO; 2 of its 12 layers unless SPAN_BASE_STEP_LAYERS says otherwise) at batch 2 × length 16 and a 1000-token vocabulary,
+// intermediate 3072, MLM + SBO, all 12 layers unless SPAN_BASE_STEP_LAYERS says fewer) at batch 2 × length 16 and a 1000-token vocabulary,
 // fp32, no dropout, on the cuda backend over the stand-in device against native: the loss and
 // every gradient within 1e-4 relative (of each tensor's largest magnitude).
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 const VOCAB = 1000
-const LAYERS = Number(process.env.SPAN_BASE_STEP_LAYERS ?? 2) // 12 (all of base) took 26 s native + 58 s on the emulator at load 19: SPAN_BASE_STEP_LAYERS=12 by hand
+const LAYERS = Number(process.env.SPAN_BASE_STEP_LAYERS ?? 12) // 2 layers took 0.6 s native + 1.1 s on the emulator on an idle CI machine
 const config = presetConfig('base', VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0, num_hidden_layers: LAYERS})
 
-function batch() {
-  const rng = new Rng(11)
-  const examples = [example(16, 2, 6, rng, VOCAB), example(16, 8, 11, rng, VOCAB)].map((e, i) => ({
-    ...e,
-    segments: e.ids.map((_, j) => (j < 8 ? 0 : 1)),
-    next: i === 0,
-  }))
-  return toTensors(collate(examples, {padId: 0, maxTargets: config.sbo.max_targets, maxPositions: config.max_position_embeddings}))
+const DATA: StepData = {
+  seed: 11,
+  shapes: [
+    [2, 6],
+    [8, 11],
+  ],
+  vocab: VOCAB,
 }
-
-/** Loss and gradients (host copies) of one step from seed-3 weights on the current backend. */
-function step(): {loss: number; grads: Map<string, Float32Array>; ms: number} {
-  const t0 = performance.now()
-  const model = SpanBertForPreTraining.init(config, 3)
-  const b = batch()
-  const {parts, grads} = lossAndGrads(model, b, EVAL)
-  const host = new Map([...grads].map(([k, g]) => [k, g.dataSync() as Float32Array]))
-  tf.dispose([...grads.values()])
-  disposeBatch(b)
-  model.dispose()
-  return {loss: parts[0], grads: host, ms: performance.now() - t0}
-}
+const step = () => hostStep(config, 3, DATA)
 
 describe.skipIf(skip)('a small-batch base step on cuda (stand-in) equals native', () => {
   afterAll(async () => {

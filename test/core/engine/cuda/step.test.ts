@@ -1,16 +1,15 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, describe, expect, it} from 'vitest'
-import {Rng} from '../../../../src/core/data/rng.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
 import {fallbackCounts, resetFallbackCounts} from '../../../../src/core/engine/cuda/register.js'
-import {collate, disposeBatch, toTensors} from '../../../../src/core/model/batch.js'
-import {presetConfig} from '../../../../src/core/model/config.js'
+import {disposeBatch} from '../../../../src/core/model/batch.js'
 import {EVAL} from '../../../../src/core/model/layers.js'
+import {presetConfig} from '../../../../src/core/model/config.js'
 import {SpanBertForPreTraining} from '../../../../src/core/model/pretraining.js'
 import {AdamW} from '../../../../src/core/train/optim.js'
-import {lossAndGrads, trainStep} from '../../../../src/core/train/step.js'
+import {trainStep} from '../../../../src/core/train/step.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
-import {example} from '../../model/helpers.js'
+import {type StepData, hostStep, stepBatch} from './pretrain-step.js'
 
 // A `tiny` pre-training step (batch 2, length 16, fp32, no dropout) on the cuda backend over the
 // stand-in device against native: the loss and every gradient within 1e-4; then repeated AdamW
@@ -21,28 +20,16 @@ const skip = 'error' in standins ? standins.error : false
 const VOCAB = 1000
 const config = presetConfig('tiny', VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0})
 
-function batch() {
-  const rng = new Rng(7)
-  const examples = [example(16, 3, 5, rng, VOCAB), example(16, 9, 10, rng, VOCAB)].map((e, i) => ({
-    ...e,
-    segments: e.ids.map((_, j) => (j < 8 ? 0 : 1)),
-    next: i === 0,
-  }))
-  return toTensors(collate(examples, {padId: 0, maxTargets: config.sbo.max_targets, maxPositions: config.max_position_embeddings}))
+const DATA: StepData = {
+  seed: 7,
+  shapes: [
+    [3, 5],
+    [9, 10],
+  ],
+  vocab: VOCAB,
 }
-
-/** Loss and gradients (host copies) of one step from seed-1 weights on the current backend. */
-function step(): {loss: number; grads: Map<string, Float32Array>; ms: number} {
-  const t0 = performance.now()
-  const model = SpanBertForPreTraining.init(config, 1)
-  const b = batch()
-  const {parts, grads} = lossAndGrads(model, b, EVAL)
-  const host = new Map([...grads].map(([k, g]) => [k, g.dataSync() as Float32Array]))
-  tf.dispose([...grads.values()])
-  disposeBatch(b)
-  model.dispose()
-  return {loss: parts[0], grads: host, ms: performance.now() - t0}
-}
+const batch = () => stepBatch(config, DATA)
+const step = () => hostStep(config, 1, DATA)
 
 describe.skipIf(skip)('a tiny pretrain step on cuda (stand-in) equals native', () => {
   afterAll(async () => {
