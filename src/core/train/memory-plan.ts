@@ -25,16 +25,16 @@ import {CHUNK_FLOATS, chunked} from '../model/decoder-loss.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 
 /** Node, TensorFlow.js, the native addon with its BLAS threads, oclif: what a run holds before its model. */
-export const RUNTIME_BYTES = 200 * 2 ** 20
+export const RUNTIME_BYTES = 250 * 2 ** 20
 /** float32 copies of each parameter at the peak: weights, gradients, AdamW m and v. */
 export const PARAM_COPIES = 4
 /** further float32 copies of the word embeddings [V, H]: the gradients of the gather and of the two tied decoders, summed. */
 export const EMBED_COPIES = 2.5
 /** floats the gradient tape keeps per token, layer and unit of H, and of I. */
-export const ACT_H = 22.7
+export const ACT_H = 8
 export const ACT_I = 6
 /** floats per attention probability (probabilities, their dropout mask, the gradient). */
-export const ATT = 1.5
+export const ATT = 2
 /** floats per decoder logit (the logits and their gradient, part of the time both), where a decoder's logits are held whole. */
 export const LOGITS = 1.8
 /** A chunked decoder (model/decoder-loss.ts): CHUNK_FLOATS logits times this (logits, softmax, one-hot, gradient) … */

@@ -14,7 +14,7 @@ vi.mock('../../../src/core/engine/cuda/addon.js', async (importOriginal) => ({
   probeCuda: () => ({freeMem: free.bytes}),
 }))
 
-const shape = {model: presetConfig('tiny', 30522), seqLen: 512, ratio: 0.15, examples: 1000}
+const shape = {model: presetConfig('tiny', 30522), seqLen: 128, ratio: 0.15, examples: 1000}
 const cuda = {name: 'cuda', tfName: 'cuda'} as const
 const room = (batch: number) => Math.ceil(planMemory({...shape, batch}).total / HEADROOM) + 1
 
@@ -38,7 +38,7 @@ describe('the memory plan on cuda', () => {
     const copies = bf16ScratchBytes({...shape, batch: 8}, 'bf16')
     const m = shape.model
     expect(copies).toBe(
-      2 * Math.max(m.vocab_size * m.hidden_size + 8 * 77 * m.hidden_size, 8 * 512 * m.intermediate_size + m.intermediate_size * m.hidden_size),
+      2 * Math.max(m.vocab_size * m.hidden_size + 8 * 19 * m.hidden_size, 8 * 128 * m.intermediate_size + m.intermediate_size * m.hidden_size),
     )
     expect(bf16ScratchBytes({...shape, batch: 8}, 'tf32')).toBe(0)
     expect(line).toMatch(/^memory plan \(bf16, backend cuda\): .*; bf16 operand copies \S+ MiB; about /)
