@@ -8,6 +8,11 @@
 // command (start-up and model loading included) and of the predictions alone (the command run a
 // second time on one question is subtracted), and, where /usr/bin/time is, its CPU seconds and
 // peak RSS: on a shared machine the CPU seconds are the figure that load does not stretch.
+// Beside it, where a Python with torch and transformers is (SPAN_TORCH_PYTHON, else python3; --no-hf
+// skips it), Hugging Face's way over the same checkpoint, questions and windows
+// (bench/squad_predict_hf.py: run_qa.py's windows and utils_qa.py's postprocessing, since
+// transformers 5 has no question-answering pipeline), 2 intra-op threads: its load and prediction
+// seconds, CPU seconds, and how many answers equal span's.
 // The case of issue 24 (706 questions, a tiny model fine-tuned with the demo's 128-token windows):
 //   node bench/squad-predict.mjs --preset tiny --questions 706 --max-len 128 \
 //     --data ../shared/data/squad/squad-v2.0-dev-subset-normans-rhine.json
@@ -27,6 +32,7 @@ const {values: o} = parseArgs({options: {
   'batch-size': {type: 'string', default: '16'}, backend: {type: 'string', default: 'auto'}, model: {type: 'string'},
   vocab: {type: 'string', default: join(root, '..', 'shared', 'data', 'vocab', 'bert-base-uncased.txt')},
   data: {type: 'string', default: join(root, '..', 'shared', 'data', 'squad', 'xquad.en.json')},
+  'no-hf': {type: 'boolean', default: false},
 }})
 
 /** The first n questions of a SQuAD file, whole paragraphs (cut at n). */
@@ -61,6 +67,26 @@ function predict(model, file, out) {
   return {wall, cpu: user + sys, rss: Math.round(kb / 1024)}
 }
 
+/** Hugging Face's figure over the same files (bench/squad_predict_hf.py), or why there is none. */
+function huggingFace(model, file, out, v2) {
+  const py = process.env.SPAN_TORCH_PYTHON ?? 'python3'
+  const args = [join(root, 'bench', 'squad_predict_hf.py'), model, file, out, '--max-len', o['max-len'], '--batch-size', o['batch-size'], '--threads', '2', ...(v2 ? ['--v2'] : [])]
+  const stats = out + '.time'
+  const r = existsSync(TIME) ? spawnSync(TIME, ['-f', '%U %S %M', '-o', stats, py, ...args], {encoding: 'utf8'}) : spawnSync(py, args, {encoding: 'utf8'})
+  if (r.status !== 0) return {skipped: (r.stderr || String(r.error)).trim().split('\n').at(-1)}
+  const fig = JSON.parse(r.stdout.trim().split('\n').at(-1))
+  if (!existsSync(stats)) return fig
+  const [user, sys, kb] = readFileSync(stats, 'utf8').trim().split('\n').at(-1).split(' ').map(Number)
+  return {...fig, cpu_s: Math.round((user + sys) * 10) / 10, peak_rss_mib: Math.round(kb / 1024)}
+}
+
+/** How many of span's answers Hugging Face's equal (both as written to JSON). */
+function agreement(spanFile, hfFile) {
+  const a = JSON.parse(readFileSync(spanFile, 'utf8'))
+  const b = JSON.parse(readFileSync(hfFile, 'utf8'))
+  return Object.keys(a).filter((k) => a[k] === b[k]).length
+}
+
 const tmp = mkdtempSync(join(tmpdir(), 'span-squad-predict-'))
 try {
   const backend = await initBackend(o.backend)
@@ -82,11 +108,15 @@ try {
   const base = predict(ckpt, one, join(tmp, 'out1'))
   const total = predict(ckpt, full, join(tmp, 'out'))
   const answered = Object.keys(JSON.parse(readFileSync(join(tmp, 'out', 'predictions.json'), 'utf8'))).length
+  const v2 = dataset.version === 'v2.0' || dataset.data.some((a) => a.paragraphs.some((p) => p.qas.some((q) => q.is_impossible)))
+  const hf = o['no-hf'] ? {skipped: '--no-hf'} : huggingFace(ckpt, full, join(tmp, 'hf.json'), v2)
+  if (!hf.skipped) hf.answers_equal_to_span = agreement(join(tmp, 'out', 'predictions.json'), join(tmp, 'hf.json'))
   const r1 = (x) => (x === null ? null : Math.round(x * 10) / 10)
   console.log(JSON.stringify({
     model: o.model ?? o.preset, backend: backend.name, max_len: Number(o['max-len']), batch_size: Number(o['batch-size']), questions: n, answered,
     command_s: r1(total.wall), command_cpu_s: r1(total.cpu), one_question_command_s: r1(base.wall), one_question_cpu_s: r1(base.cpu), peak_rss_mib: total.rss,
     questions_per_s: Math.round((n / total.wall) * 100) / 100, questions_per_s_excluding_startup: Math.round(((n - 1) / (total.wall - base.wall)) * 100) / 100,
+    hugging_face: hf,
     load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
   }))
 } finally {
