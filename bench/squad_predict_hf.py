@@ -15,8 +15,9 @@ longest it may be:
       --max-query-len 64 --max-answer-len 30 --batch-size 16 --threads 2
 
 Prints one JSON line: the seconds to load (imports, tokenizer, model), the seconds of the
-predictions alone, the questions, and writes {id: answer text} to OUT.json so the caller can count
-the answers both give alike.
+predictions alone, the questions, and writes {id: answer text} to OUT.json. --doc-stride and
+--max-query-len default to what the span fine-tuning run saved (finetune_config.json), as span
+predict's do.
 """
 
 import argparse
@@ -33,6 +34,15 @@ def questions(path):
     with open(path, encoding="utf-8") as f:
         data = json.load(f)["data"]
     return [(qa["id"], qa["question"], p["context"]) for a in data for p in a["paragraphs"] for qa in p["qas"]]
+
+
+def saved_windows(model):
+    """The window settings a span fine-tuning run saved beside its checkpoint, if any."""
+    try:
+        with open(model + "/finetune_config.json", encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
 
 
 def windows(tok, items, o):
@@ -85,13 +95,17 @@ def main():
     ap.add_argument("model")
     ap.add_argument("data")
     ap.add_argument("out")
-    for name, default in [("max-len", 384), ("doc-stride", 128), ("max-query-len", 64), ("max-answer-len", 30), ("batch-size", 16), ("threads", 2)]:
+    for name, default in [("max-len", 384), ("doc-stride", None), ("max-query-len", None), ("max-answer-len", 30), ("batch-size", 16), ("threads", 2)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--v2", action="store_true", help="SQuAD 2.0: an empty answer may win")
     o = ap.parse_args()
+    saved = saved_windows(o.model)  # as span predict: the fine-tuned run's windows, else run_squad's defaults
+    o.doc_stride = o.doc_stride or saved.get("doc-stride", 128)
+    o.max_query_len = o.max_query_len or saved.get("max-query-len", 64)
     torch.set_num_threads(o.threads)
-    cfg = json.load(open(o.model + "/config.json"))
-    tok = BertTokenizerFast(vocab_file=o.model + "/vocab.txt", do_lower_case=cfg.get("do_lower_case", True))
+    # from the folder (vocab.txt, tokenizer_config.json's do_lower_case): transformers 5 ignores a
+    # vocab_file given to the constructor and tokenizes every word as [UNK]
+    tok = BertTokenizerFast.from_pretrained(o.model)
     model = BertForQuestionAnswering.from_pretrained(o.model).eval()
     items = questions(o.data)
     loaded = time.perf_counter()
