@@ -284,9 +284,10 @@ uint64_t splitmix(uint64_t z) {
 
 /** dropout.cu against native/src/mathfn.h's mask (bit-exact: any difference is a different mask), and the kept fraction. */
 int dropout(long long n, float keep, unsigned long long seed) {
+  Dev dseed = upload(std::vector<unsigned long long>{seed});  // the kernels read the seed from the device (a graph replays it as data)
   std::vector<float> x = randn(n);
   Dev dx = upload(x), out = alloc(n * 4);
-  launch(function("dropout.cu", "span_dropout_f32"), 50, 128, {&dx, &out, &n, &keep, &seed});
+  launch(function("dropout.cu", "span_dropout_f32"), 50, 128, {&dx, &out, &n, &keep, &dseed});
   std::vector<double> ref(n);
   uint64_t base = splitmix(seed);
   long long kept = 0, differ = 0;
@@ -355,6 +356,7 @@ int attention(long long B, int A, int T, unsigned block) {
  * a dropout mask that differed in one element between the passes would show in ctx or the grads.
  */
 int flashAttention(long long B, int A, int T, int d, int N, float keep, unsigned long long seed) {
+  Dev dseed = upload(std::vector<unsigned long long>{seed});  // the kernels read the seed from the device (a graph replays it as data)
   const long long H = static_cast<long long>(A) * d, n = B * T * H;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   std::vector<float> q = randn(n), k = randn(n), v = randn(n), dO = randn(n), mask(B * T, 0.0f);
@@ -365,11 +367,11 @@ int flashAttention(long long B, int A, int T, int d, int N, float keep, unsigned
   const std::vector<std::string> defs{"-DSPAN_FA_D=" + std::to_string(d), "-DSPAN_FA_N=" + std::to_string(N)};
   const unsigned gx = static_cast<unsigned>((T + N - 1) / N);
   launch(function("flash_attention_forward.cu", "span_flash_attention_forward_f32", defs), gx, N,
-         {&dq_, &dk_, &dv_, &dm, &ctx, &lse, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&dq_, &dk_, &dv_, &dm, &ctx, &lse, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dq_f32", defs), gx, N,
-         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gq, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gq, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dkdv_f32", defs), gx, N,
-         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gk, &gv, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gk, &gv, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   std::vector<double> rc(n, 0.0), rl(B * A * T), rq(n, 0.0), rk(n, 0.0), rv(n, 0.0), P(T), z(T), dS(T);
   const uint64_t base = splitmix(seed);
   for (long long b = 0; b < B; b++)
