@@ -1,4 +1,4 @@
-import {DECISIONS, type Masker} from '../data/mask.js'
+import {DECISIONS, type Masker, maskBudget} from '../data/mask.js'
 import {toBlockRecord} from '../data/mask-io.js'
 import {type MaskedExample, toMaskedExample} from '../data/masked.js'
 import {errorAt} from '../stream/errors.js'
@@ -50,6 +50,15 @@ export class ExampleMaker {
     private readonly stream: number,
     private readonly source: string,
   ) {}
+
+  /**
+   * At most how many MLM targets an example of at most T tokens gets (null: unknown, pre-masked
+   * data): the masker masks exactly ceil(ratio·n) of its n ≤ T maskable tokens (maskBudget,
+   * nondecreasing in n), and every SBO target is one of them.
+   */
+  targetBound(T: number): number | null {
+    return this.rules.kind === 'blocks' && this.masker ? maskBudget(T, this.masker.opts.ratio) : null
+  }
 
   make(rec: Rec, index: number, epoch: number): MaskedExample {
     const r = this.rules
