@@ -67,10 +67,10 @@ export class DeviceMetrics {
     }
   }
 
-  /** a + b (a may be null), b taken. */
+  /** a + b (a may be null), b taken; kept (addStats runs inside the loss's tidy: an --accumulate step's second micro-batch). */
   private plus(a: tf.Tensor1D | null, b: tf.Tensor1D): tf.Tensor1D {
     if (!a) return b
-    const s = a.add(b) as tf.Tensor1D
+    const s = tf.keep(a.add(b)) as tf.Tensor1D
     tf.dispose([a, b])
     return s
   }
