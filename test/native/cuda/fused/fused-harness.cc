@@ -200,12 +200,16 @@ int layernorm(long long N, int H, unsigned block) {
   return rep.print();
 }
 
-/** cross_entropy.cu: lse, the summed loss and dlogits of N rows of C; label -1 on row `bad` (≥ 0) makes the loss NaN. */
-int crossEntropy(long long N, int C, unsigned block, long long bad) {
+/**
+ * cross_entropy.cu: lse, the summed loss and dlogits of N rows of C; label C (out of range) on row
+ * `bad` (≥ 0) makes the loss NaN; label −1 on row `pad` (≥ 0) is a padding row: loss and dlogits 0.
+ */
+int crossEntropy(long long N, int C, unsigned block, long long bad, long long pad) {
   std::vector<float> x = randn(N * C, 3.0f);
   std::vector<int> labels(N);
   for (long long n = 0; n < N; n++) labels[n] = static_cast<int>((n * 7919) % C);
-  if (bad >= 0 && bad < N) labels[bad] = -1;
+  if (bad >= 0 && bad < N) labels[bad] = C;
+  if (pad >= 0 && pad < N) labels[pad] = -1;
   std::vector<float> dyv{0.37f};
   Dev dx = upload(x), dl = upload(labels), lse = alloc(N * 4), rows = alloc(N * 4), loss = alloc(4), dy = upload(dyv), dlog = alloc(N * C * 4);
   long long CC = C;
@@ -218,8 +222,9 @@ int crossEntropy(long long N, int C, unsigned block, long long bad) {
     for (int j = 0; j < C; j++) mx = std::fmax(mx, x[n * C + j]);
     for (int j = 0; j < C; j++) s += std::exp(x[n * C + j] - mx);
     rl[n] = mx + std::log(s);
-    rt[0] += labels[n] < 0 ? NAN : rl[n] - x[n * C + labels[n]];
-    for (int j = 0; j < C; j++) rd[n * C + j] = dyv[0] * (std::exp(x[n * C + j] - rl[n]) - (j == labels[n]));
+    const bool padding = labels[n] == -1;
+    rt[0] += padding ? 0.0 : labels[n] < 0 || labels[n] >= C ? NAN : rl[n] - x[n * C + labels[n]];
+    for (int j = 0; j < C; j++) rd[n * C + j] = padding ? 0.0 : dyv[0] * (std::exp(x[n * C + j] - rl[n]) - (j == labels[n]));
   }
   Report rep;
   rep.compare("lse", download<float>(lse, N), rl), rep.compare("loss", download<float>(loss, 1), rt), rep.compare("dlogits", download<float>(dlog, N * C), rd);
@@ -422,7 +427,7 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, double d) { return argc > 4 + i ? atof(argv[4 + i]) : d; };
   init();
   if (s == "layernorm") return layernorm(arg(0, 37), arg(1, 300), arg(2, 128));
-  if (s == "cross-entropy") return crossEntropy(arg(0, 37), arg(1, 1001), arg(2, 128), arg(3, -1));
+  if (s == "cross-entropy") return crossEntropy(arg(0, 37), arg(1, 1001), arg(2, 128), arg(3, -1), arg(4, -1));
   if (s == "sum-squares") {
     std::vector<long long> sizes;
     for (int i = 5; i < argc; i++) sizes.push_back(atoll(argv[i]));
