@@ -52,12 +52,14 @@ export class ExampleMaker {
   ) {}
 
   /**
-   * At most how many MLM targets an example of at most T tokens gets (null: unknown, pre-masked
-   * data): the masker masks exactly ceil(ratio·n) of its n ≤ T maskable tokens (maskBudget,
-   * nondecreasing in n), and every SBO target is one of them.
+   * At most how many MLM targets a block of at most T tokens gets (null: unknown, pre-masked
+   * data): the masker masks exactly maskBudget(n) = ceil(ratio·n) of its n maskable tokens, n ≤
+   * T − 2 (a block starts with [CLS] and ends with [SEP], never masked: toBlockRecord checks), and
+   * maskBudget never decreases with n; every SBO target is one of the MLM targets. The memory
+   * plan budgets the same ceil(ratio·(T − 2)) rows a row.
    */
   targetBound(T: number): number | null {
-    return this.rules.kind === 'blocks' && this.masker ? maskBudget(T, this.masker.opts.ratio) : null
+    return this.rules.kind === 'blocks' && this.masker ? maskBudget(Math.max(0, T - 2), this.masker.opts.ratio) : null
   }
 
   make(rec: Rec, index: number, epoch: number): MaskedExample {

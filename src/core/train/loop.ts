@@ -394,10 +394,10 @@ function nextBatch(run: Run): HostBatch {
 }
 
 /**
- * On cuda, the batch's MLM and SBO targets padded to B·maskBudget(T, ratio) each (label −1: no
- * loss, no gradient; padTargets), the most a batch of B examples of at most T tokens can have when
- * span pretrain masks the blocks itself, so that dynamic masking gives every batch of a shape the
- * same device work and a graphed step replays. Native and pre-masked data: as collated.
+ * On cuda, the batch's MLM and SBO targets padded to B·maskBudget(T − 2, ratio) each (label −1:
+ * no loss, no gradient; padTargets), the most a batch of B blocks of at most T tokens can have when
+ * span pretrain masks them itself (ExampleMaker.targetBound), so that dynamic masking gives every
+ * batch of a shape the same device work and a graphed step replays. Native and pre-masked data: as collated.
  */
 function padForGraphs(run: Run, h: HostBatch): HostBatch {
   const bound = run.backend.name === 'cuda' ? run.maker.targetBound(h.T) : null
