@@ -3,7 +3,9 @@
 // crossEntropy): the loss is the SUM over rows of −log softmax(logits[n])[labels[n]] (no mean:
 // callers divide), every row counts (no ignore index: callers gather the rows they score), and a
 // label outside [0, C) makes the loss NaN (native throws on the host; the device cannot without a
-// sync, so the NaN reaches the loss the trainer logs). Simple kernels (issue 20); issue 21 fuses
+// sync, so the NaN reaches the loss the trainer logs). One exception, on this backend only: label
+// −1 marks a padding row (pre-training pads its MLM/SBO targets to a fixed count per batch shape so
+// that a step replays as one CUDA graph: docs/cuda-backend.md), whose loss and gradient are 0. Simple kernels (issue 20); issue 21 fuses
 // the decoder GEMM with this so the [N, C] logits need not be kept.
 //
 // CPU reference, per row n of logits [N, C]:
@@ -49,7 +51,7 @@ extern "C" __global__ void span_cross_entropy_rows_f32(const float* __restrict__
       const float l = mx + logf(s);
       const int y = labels[n];
       lse[n] = l;
-      rowLoss[n] = (y < 0 || y >= C) ? __int_as_float(0x7fffffff) : l - xr[y];
+      rowLoss[n] = y == -1 ? 0.0f : (y < 0 || y >= C) ? __int_as_float(0x7fffffff) : l - xr[y];
     }
   }
 }
@@ -76,8 +78,9 @@ extern "C" __global__ void span_cross_entropy_backward_f32(const float* __restri
   const long long total = N * C, stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
     const long long n = i / C, j = i - n * C;
-    float o = expf(logits[i] - lse[n]) * d;
-    if (j == labels[n]) o -= d;
+    const int y = labels[n];
+    float o = y == -1 ? 0.0f : expf(logits[i] - lse[n]) * d;  // −1: a padding row, no gradient
+    if (j == y) o -= d;
     dlogits[i] = o;
   }
 }

@@ -9,7 +9,8 @@
 //   z = (z ^ z>>27)·0x94d049bb133111eb; z ^ z>>31 (Steele, Lea & Flood 2014; Vigna's splitmix64.c).
 // out[i] = kept ? x[i]·(1/keep) : 0. For attention, i is the flat index into probs [B, A, T, T].
 // Counter-based like Philox (issue 21's fused attention draws from the same function per element).
-// Any grid and block (grid-stride); out may be x.
+// Any grid and block (grid-stride); out may be x. The seed is read from device memory (seedp, an 8-byte
+// block the backend uploads per launch), so a captured CUDA graph reads each step's seed as data.
 
 static __device__ __forceinline__ unsigned long long dropout_splitmix(unsigned long long z) {
   z += 0x9e3779b97f4a7c15ull;
@@ -18,8 +19,8 @@ static __device__ __forceinline__ unsigned long long dropout_splitmix(unsigned l
   return z ^ (z >> 31);
 }
 
-extern "C" __global__ void span_dropout_f32(const float* x, float* out, long long n, float keep, unsigned long long seed) {
-  const unsigned long long base = dropout_splitmix(seed);
+extern "C" __global__ void span_dropout_f32(const float* x, float* out, long long n, float keep, const unsigned long long* __restrict__ seedp) {
+  const unsigned long long base = dropout_splitmix(*seedp);
   const float scale = 1.0f / keep;
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {

@@ -48,13 +48,13 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     span_flash_attention_backward_dq_f32(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
                                          const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                          const float* __restrict__ lse, float* __restrict__ dq, int T, int A, float scale, float keep,
-                                         unsigned long long seed) {
+                                         const unsigned long long* __restrict__ seedp) {
   __shared__ float Ks[SPAN_FA_N * SPAN_FA_D], Vs[SPAN_FA_N * SPAN_FA_D], Ms[SPAN_FA_N];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, t = blockIdx.x * SPAN_FA_N + threadIdx.x;
   const bool row = t < T;
   const long long off = (b * T + (row ? t : 0)) * H + h * SPAN_FA_D;
-  const unsigned long long base = fab_splitmix(seed), first = ((unsigned long long)(b * A + h) * T + (row ? t : 0)) * T;
+  const unsigned long long base = fab_splitmix(*seedp), first = ((unsigned long long)(b * A + h) * T + (row ? t : 0)) * T;
   const float invKeep = 1.0f / keep, L = row ? lse[(b * A + h) * T + t] : 0.0f;
   float qr[SPAN_FA_D], dor[SPAN_FA_D], acc[SPAN_FA_D];
   for (int c = 0; c < SPAN_FA_D; c++) qr[c] = q[off + c], dor[c] = dctx[off + c], acc[c] = 0.0f;
@@ -85,13 +85,13 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     span_flash_attention_backward_dkdv_f32(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
                                            const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                            const float* __restrict__ lse, float* __restrict__ dk, float* __restrict__ dv, int T, int A,
-                                           float scale, float keep, unsigned long long seed) {
+                                           float scale, float keep, const unsigned long long* __restrict__ seedp) {
   __shared__ float Qs[SPAN_FA_N * SPAN_FA_D], Os[SPAN_FA_N * SPAN_FA_D], Ls[SPAN_FA_N], Ds[SPAN_FA_N];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, s = blockIdx.x * SPAN_FA_N + threadIdx.x;
   const bool row = s < T;
   const long long off = (b * T + (row ? s : 0)) * H + h * SPAN_FA_D;
-  const unsigned long long base = fab_splitmix(seed), head = (unsigned long long)(b * A + h) * T;
+  const unsigned long long base = fab_splitmix(*seedp), head = (unsigned long long)(b * A + h) * T;
   const float invKeep = 1.0f / keep, ms = mask[b * T + (row ? s : 0)];
   float kr[SPAN_FA_D], vr[SPAN_FA_D], gk[SPAN_FA_D], gv[SPAN_FA_D];
   for (int c = 0; c < SPAN_FA_D; c++) kr[c] = k[off + c], vr[c] = v[off + c], gk[c] = 0.0f, gv[c] = 0.0f;

@@ -43,12 +43,12 @@ static __device__ __forceinline__ unsigned long long fa_splitmix(unsigned long l
 extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     span_flash_attention_forward_f32(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                                      const float* __restrict__ mask, float* __restrict__ ctx, float* __restrict__ lse, int T, int A,
-                                     float scale, float keep, unsigned long long seed) {
+                                     float scale, float keep, const unsigned long long* __restrict__ seedp) {
   __shared__ float Ks[SPAN_FA_N * SPAN_FA_D], Vs[SPAN_FA_N * SPAN_FA_D], Ms[SPAN_FA_N];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, t = blockIdx.x * SPAN_FA_N + threadIdx.x;
   const bool row = t < T;
-  const unsigned long long base = fa_splitmix(seed), first = ((unsigned long long)(b * A + h) * T + (row ? t : 0)) * T;
+  const unsigned long long base = fa_splitmix(*seedp), first = ((unsigned long long)(b * A + h) * T + (row ? t : 0)) * T;
   const float invKeep = 1.0f / keep;
   float qr[SPAN_FA_D], o[SPAN_FA_D], sc[SPAN_FA_N];
   const float* qp = q + (b * T + (row ? t : 0)) * H + h * SPAN_FA_D;

@@ -58,9 +58,9 @@ static __device__ float rln_block_sum(float v, float* red) {
 extern "C" __global__ void span_residual_layernorm_forward_f32(const float* z, const float* __restrict__ bias, const float* __restrict__ residual,
                                                                const float* __restrict__ g, const float* __restrict__ beta, float* s,
                                                                float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd,
-                                                               long long rows, int H, float eps, float keep, unsigned long long seed) {
+                                                               long long rows, int H, float eps, float keep, const unsigned long long* __restrict__ seedp) {
   __shared__ float red[32];
-  const unsigned long long base = rln_splitmix(seed);
+  const unsigned long long base = rln_splitmix(*seedp);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     float* sr = s + r * H;
     float sum = 0.0f;
@@ -88,9 +88,9 @@ extern "C" __global__ void span_residual_layernorm_forward_f32(const float* z, c
 extern "C" __global__ void span_residual_layernorm_backward_f32(const float* __restrict__ dy, const float* __restrict__ s, const float* __restrict__ g,
                                                                 const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ ds,
                                                                 float* __restrict__ dz, float* __restrict__ partials, long long rows, int H, float keep,
-                                                                unsigned long long seed) {
+                                                                const unsigned long long* __restrict__ seedp) {
   __shared__ float red[32];
-  const unsigned long long base = rln_splitmix(seed);
+  const unsigned long long base = rln_splitmix(*seedp);
   const long long chunks = (rows + 31) / 32;
   for (long long k = blockIdx.x; k < chunks; k += gridDim.x) {
     float* pk = partials + k * 3 * H;

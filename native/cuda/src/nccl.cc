@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "graph.h"
 #include "nccl-abi.h"
 #include "state.h"
 
@@ -127,6 +128,8 @@ napi_value Open(napi_env env, napi_callback_info info) {
 napi_value AllReduce(napi_env env, napi_callback_info info) {
   Args a(env, info);
   if (!nccl.comm) return fail(env, "NCCL: no communicator");
+  // not on a graph's tape: the step's recorded work is issued first (in order), the rest runs eagerly
+  if (std::string e = span_cuda::graphBreak("an NCCL collective"); !e.empty()) return fail(env, e);
   bool avg = false;
   if (a.argc > 3) napi_get_value_bool(env, a.argv[3], &avg);
   auto* send = reinterpret_cast<const void*>(static_cast<uintptr_t>(a.num(env, 0)));
@@ -140,6 +143,8 @@ napi_value AllReduce(napi_env env, napi_callback_info info) {
 napi_value Broadcast(napi_env env, napi_callback_info info) {
   Args a(env, info);
   if (!nccl.comm) return fail(env, "NCCL: no communicator");
+  // not on a graph's tape: the step's recorded work is issued first (in order), the rest runs eagerly
+  if (std::string e = span_cuda::graphBreak("an NCCL collective"); !e.empty()) return fail(env, e);
   auto* send = reinterpret_cast<const void*>(static_cast<uintptr_t>(a.num(env, 0)));
   auto* recv = reinterpret_cast<void*>(static_cast<uintptr_t>(a.num(env, 1)));
   auto stream = reinterpret_cast<SPAN_ncclStream_t>(span_cuda::state().stream);

@@ -26,6 +26,8 @@ export interface HostBatch extends EncoderHostBatch {
   sboRel: Int32Array // [Ns] i − s, < max_targets
   sboLabels: Int32Array // [Ns] original ids
   nextLabels: Int32Array | null // [B] 0 = B follows A, 1 = random (HF next_sentence_label)
+  /** the real target counts when the target arrays are padded (padTargets); absent: their lengths */
+  targets?: {mlm: number; sbo: number}
 }
 
 export interface CollateOptions {
@@ -100,6 +102,25 @@ function addSboTargets(
   }
 }
 
+/**
+ * The batch with its MLM and SBO target arrays padded to `rows` entries each (position 0, label
+ * −1: rows the cuda cross-entropy scores 0, with no gradient), the real counts kept in `targets`,
+ * so that every batch of a shape does the same device work and a graphed step replays
+ * (docs/cuda-backend.md, "One step as a CUDA Graph"). A batch with more targets than `rows` comes
+ * back as it is (its own shape: correct, not replayed).
+ */
+export function padTargets(h: HostBatch, rows: number): HostBatch {
+  const [nm, ns] = [h.mlmPos.length, h.sboLabels.length]
+  if (nm > rows || ns > rows) return h
+  const pad = (a: Int32Array, fill: number) => {
+    const o = new Int32Array(rows).fill(fill) // [rows]
+    o.set(a)
+    return o
+  }
+  const sbo = {sboLeft: pad(h.sboLeft, 0), sboRight: pad(h.sboRight, 0), sboRel: pad(h.sboRel, 0), sboLabels: pad(h.sboLabels, -1)}
+  return {...h, mlmPos: pad(h.mlmPos, 0), mlmLabels: pad(h.mlmLabels, -1), ...sbo, targets: {mlm: nm, sbo: ns}}
+}
+
 /** The batch as tensors; dispose with disposeBatch. */
 export interface Batch {
   B: number
@@ -114,6 +135,7 @@ export interface Batch {
   sboRel: tf.Tensor1D // [Ns] int32
   sboLabels: tf.Tensor1D // [Ns] int32
   nextLabels: tf.Tensor1D | null // [B] int32
+  /** real targets (the tensors may hold more rows: padding labelled −1, padTargets) */
   nMlm: number
   nSbo: number
 }
@@ -128,7 +150,7 @@ export function toTensors(h: HostBatch): Batch {
     mlmPos: i1(h.mlmPos), mlmLabels: i1(h.mlmLabels),
     sboLeft: i1(h.sboLeft), sboRight: i1(h.sboRight), sboRel: i1(h.sboRel), sboLabels: i1(h.sboLabels),
     nextLabels: h.nextLabels ? i1(h.nextLabels) : null,
-    nMlm: h.mlmPos.length, nSbo: h.sboLeft.length,
+    nMlm: h.targets?.mlm ?? h.mlmPos.length, nSbo: h.targets?.sbo ?? h.sboLeft.length,
   }
 }
 

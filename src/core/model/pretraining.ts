@@ -88,8 +88,9 @@ export class SpanBertForPreTraining {
       if (!chunked(n, V, chunkAbove)) return {logits: dense(x(), dec.w, this.params.get(bias) as tf.Tensor1D)} // [n, V]
       return {sums: decoderLoss(x(), dec.w, this.params.get(bias) as tf.Tensor1D, labels)} // [2]
     }
-    const mlm = head(() => this.mlm.hidden(hFlat, b.mlmPos), MlmHead.bias, b.mlmLabels, b.nMlm)
-    const sbo = this.sbo && b.nSbo > 0 ? head(() => (this.sbo as SboHead).hidden(hFlat, b.sboLeft, b.sboRight, b.sboRel), SboHead.bias, b.sboLabels, b.nSbo) : null
+    const [mlmRows, sboRows] = [b.mlmPos.shape[0], b.sboLeft.shape[0]] // nMlm, nSbo unless padded (padTargets)
+    const mlm = head(() => this.mlm.hidden(hFlat, b.mlmPos), MlmHead.bias, b.mlmLabels, mlmRows)
+    const sbo = this.sbo && sboRows > 0 ? head(() => (this.sbo as SboHead).hidden(hFlat, b.sboLeft, b.sboRight, b.sboRel), SboHead.bias, b.sboLabels, sboRows) : null
     const nsp = this.nsp ? {logits: this.nsp.forward(this.pooler.forward(h))} : null // [B, 2]
     return termsOf({mlm, sbo, nsp}, b, norm)
   }
@@ -143,8 +144,9 @@ type HeadTerm = {logits: tf.Tensor2D; sums?: undefined} | {sums: tf.Tensor1D; lo
 /** The loss and stats vector of pretrainingTerms from each head's term. */
 function termsOf(out: {mlm: HeadTerm; sbo: HeadTerm | null; nsp: HeadTerm | null}, b: Batch, norm?: LossCounts): {total: tf.Scalar; stats: tf.Tensor1D} {
   const zero = tf.scalar(0)
+  // rows: the labels' length, n: the real targets among them (fewer when padded with label −1: padTargets)
   const term = (t: HeadTerm | null, labels: tf.Tensor1D | null, n: number): tf.Scalar[] => {
-    if (!t || !labels || n === 0) return [zero, zero, tf.scalar(0)]
+    if (!t || !labels || labels.shape[0] === 0) return [zero, zero, tf.scalar(0)]
     if (t.sums) return [t.sums.slice([0], [1]).reshape([]) as tf.Scalar, t.sums.slice([1], [1]).reshape([]) as tf.Scalar, tf.scalar(n)]
     const ce = crossEntropySum(t.logits, labels) // []
     const hits = tf.argMax(t.logits, -1).toInt().equal(labels).sum().toFloat() as tf.Scalar // []
@@ -155,7 +157,7 @@ function termsOf(out: {mlm: HeadTerm; sbo: HeadTerm | null; nsp: HeadTerm | null
   const nsp = term(out.nsp, b.nextLabels, b.B)
   const n = norm ?? {mlm: b.nMlm, sbo: b.nSbo, rows: b.B} // data-parallel: the global batch's counts (README "Training on many processes")
   let total = mlm[0].div(Math.max(n.mlm, 1)) as tf.Scalar // []
-  if (out.sbo && b.nSbo > 0) total = total.add(sbo[0].div(n.sbo))
+  if (out.sbo && b.sboLabels.shape[0] > 0) total = total.add(sbo[0].div(Math.max(n.sbo, 1))) // padded without a real target: + 0
   if (out.nsp && b.nextLabels) total = total.add(nsp[0].div(n.rows))
   return {total, stats: tf.stack([...mlm, ...sbo, ...nsp]) as tf.Tensor1D} // [9]
 }

@@ -1,4 +1,4 @@
-import {DECISIONS, type Masker} from '../data/mask.js'
+import {DECISIONS, type Masker, maskBudget} from '../data/mask.js'
 import {toBlockRecord} from '../data/mask-io.js'
 import {type MaskedExample, toMaskedExample} from '../data/masked.js'
 import {errorAt} from '../stream/errors.js'
@@ -50,6 +50,17 @@ export class ExampleMaker {
     private readonly stream: number,
     private readonly source: string,
   ) {}
+
+  /**
+   * At most how many MLM targets a block of at most T tokens gets (null: unknown, pre-masked
+   * data): the masker masks exactly maskBudget(n) = ceil(ratio·n) of its n maskable tokens, n ≤
+   * T − 2 (a block starts with [CLS] and ends with [SEP], never masked: toBlockRecord checks), and
+   * maskBudget never decreases with n; every SBO target is one of the MLM targets. The memory
+   * plan budgets the same ceil(ratio·(T − 2)) rows a row.
+   */
+  targetBound(T: number): number | null {
+    return this.rules.kind === 'blocks' && this.masker ? maskBudget(Math.max(0, T - 2), this.masker.opts.ratio) : null
+  }
 
   make(rec: Rec, index: number, epoch: number): MaskedExample {
     const r = this.rules

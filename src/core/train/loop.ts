@@ -5,7 +5,7 @@ import {Rng} from '../data/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, backendPrecision, initBackend} from '../engine/backend.js'
 import {cudaGraphRequested, graphStep, graphSummary} from '../engine/cuda/graph.js'
-import {type HostBatch, type MaskedExample, collate, disposeBatch, toTensors} from '../model/batch.js'
+import {type HostBatch, type MaskedExample, collate, disposeBatch, padTargets, toTensors} from '../model/batch.js'
 import {type BertConfig} from '../model/config.js'
 import {checkpointVocab, loadCheckpoint, saveCheckpoint, verifyManifest} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'
@@ -282,10 +282,10 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
 
 /** The record of the steps since the last one (on cuda their one read of the device), and a fresh window. */
 async function logWindow(run: Run, io: TrainIO, window: StepWindow, lr: number, stepNorm: number): Promise<StepWindow> {
-  const gradNorm = window.device.read(window.tally) ?? stepNorm // deferred (cuda): the one read of these steps
+  const gradNorm = window.device.read(window.tally, true) ?? stepNorm // deferred (cuda): the one read of these steps; its buffer kept
   const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, gradNorm, window.seconds)
   await emit(io, {...rec, ...window.peak.field()}, 'train')
-  return newWindow()
+  return newWindow(window.device)
 }
 
 type StepWindow = ReturnType<typeof newWindow>
@@ -305,9 +305,9 @@ async function finishRun(run: Run, io: TrainIO, at: {stop: string | null; saved:
   if (run.dp.size > 1) io.log(`all-reduce: ${((run.dp.allReduceSeconds * 1000) / Math.max(1, run.step)).toFixed(2)} ms per step (this run's steps)`)
 }
 
-/** The metrics of the steps since the last record. */
-function newWindow(): {tally: Tally; device: DeviceMetrics; seconds: number; peak: DevicePeak; tokensPerS(): number | null} {
-  return {tally: new Tally(), device: new DeviceMetrics(), seconds: 0, peak: new DevicePeak(), tokensPerS() {
+/** The metrics of the steps since the last record (`device`: one per run, its buffer fixed: a graphed step's addresses stay put). */
+function newWindow(device = new DeviceMetrics()): {tally: Tally; device: DeviceMetrics; seconds: number; peak: DevicePeak; tokensPerS(): number | null} {
+  return {tally: new Tally(), device, seconds: 0, peak: new DevicePeak(), tokensPerS() {
     return this.seconds > 0 ? this.tally.tokens / this.seconds : null
   }}
 }
@@ -344,10 +344,11 @@ function oneStep(run: Run, lr: number, metrics: DeviceMetrics, shapes?: string[]
   const tally = new Tally()
   const micro = Array.from({length: run.c.accumulate}, () => (): MicroBatch | null => {
     const host = nextBatch(run)
-    shapes?.push(`${host.B}x${host.T} mlm ${host.mlmPos.length} sbo ${host.sboLabels.length}`) // the step's work depends on each
-    const n = dp.counts({mlm: host.mlmPos.length, sbo: host.sboLabels.length, rows: host.B}) // the global micro-batch's
+    shapes?.push(`${host.B}x${host.T} mlm ${host.mlmPos.length} sbo ${host.sboLabels.length}`) // the step's work depends on each (padded on cuda)
+    const real = host.targets ?? {mlm: host.mlmPos.length, sbo: host.sboLabels.length}
+    const n = dp.counts({...real, rows: host.B}) // the global micro-batch's
     if (n.mlm === 0) return null // no targets anywhere: nothing to learn from (blocks of special tokens only)
-    if (host.mlmPos.length === 0) return {loss: () => { throw new Error('unreachable') }, empty: true, done: () => tally.add(new Float32Array(9), 0, realTokens(host))}
+    if (real.mlm === 0) return {loss: () => { throw new Error('unreachable') }, empty: true, done: () => tally.add(new Float32Array(9), 0, realTokens(host))}
     const b = toTensors(host)
     let stats: Float32Array = new Float32Array(9)
     if (defer) {
@@ -388,7 +389,19 @@ function nextBatch(run: Run): HostBatch {
     if (j >= lo && j < hi) examples.push(run.maker.make(run.data.index.read(index), index, epoch))
   }
   const m = run.model.config
-  return collate(examples, {padId: run.data.vocab.special.pad, maxTargets: m.sbo.max_targets, maxPositions: m.max_position_embeddings})
+  const h = collate(examples, {padId: run.data.vocab.special.pad, maxTargets: m.sbo.max_targets, maxPositions: m.max_position_embeddings})
+  return padForGraphs(run, h)
+}
+
+/**
+ * On cuda, the batch's MLM and SBO targets padded to B·maskBudget(T − 2, ratio) each (label −1:
+ * no loss, no gradient; padTargets), the most a batch of B blocks of at most T tokens can have when
+ * span pretrain masks them itself (ExampleMaker.targetBound), so that dynamic masking gives every
+ * batch of a shape the same device work and a graphed step replays. Native and pre-masked data: as collated.
+ */
+function padForGraphs(run: Run, h: HostBatch): HostBatch {
+  const bound = run.backend.name === 'cuda' ? run.maker.targetBound(h.T) : null
+  return bound === null ? h : padTargets(h, h.B * bound)
 }
 
 /** --batch-size, resolved (planRun turns auto into a number before the model is made). */

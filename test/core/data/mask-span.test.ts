@@ -49,6 +49,11 @@ describe('maskBudget', () => {
     expect(maskBudget(0, 0.15)).toBe(0)
     expect(maskBudget(7, 1)).toBe(7)
   })
+
+  it('never decreases with n (pre-training on cuda pads a batch of T tokens to B·maskBudget(T) targets)', () => {
+    for (const ratio of [0.1, 0.15, 0.2, 0.3, 1 / 3, 0.5, 1])
+      for (let n = 0; n < 1024; n++) expect(maskBudget(n + 1, ratio), `${ratio} ${n}`).toBeGreaterThanOrEqual(maskBudget(n, ratio))
+  })
 })
 
 describeData('span masking on WikiText-2 blocks', () => {

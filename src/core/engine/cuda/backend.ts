@@ -202,7 +202,21 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
 
   launch(file: string, fn: string, grid: Dim3, block: Dim3, args: CudaArg[], sharedBytes = 0, defines?: Record<string, string | number>): void {
     const f = this.dev.fn(file, fn, defines)
-    this.dev.launch(f, grid, block, args, (a) => this.argValue(a), sharedBytes)
+    const seeds: number[] = []
+    const resolved = args.map((a) => ('seed' in a ? {ptr: this.seedBlock(a.seed, seeds)} : a))
+    this.dev.launch(f, grid, block, resolved, (a) => this.argValue(a), sharedBytes)
+    for (const p of seeds) this.dev.rt.free(p) // stream order: reused only by work issued after the launch
+  }
+
+  /**
+   * A block holding `seed` as a u64 (uploaded: under a graph, the step's data, not a captured
+   * argument), recorded in `blocks` to be freed after the launch.
+   */
+  private seedBlock(seed: number, blocks: number[]): number {
+    const p = this.dev.rt.alloc(8)
+    blocks.push(p)
+    this.dev.rt.upload(p, new BigUint64Array([BigInt.asUintN(64, BigInt(Math.trunc(seed)))]))
+    return p
   }
 
   private argValue(a: CudaArg): number {

@@ -25,7 +25,12 @@ import type * as tf from '@tensorflow/tfjs'
  * own tfjs registration (`registerCudaBackend`) picks up every entry, and fused kernels are looked
  * up at call time, so a later registration still takes effect for them.
  */
-export type CudaArg = {ptr: tf.TensorInfo | number} | {i32: number} | {u32: number} | {i64: number} | {f32: number}
+/**
+ * A kernel argument. `seed`: a dropout seed the kernel reads through a pointer (`const unsigned long
+ * long*`): the backend uploads it into a block of its own for the launch, so a captured graph reads
+ * each step's seed as data instead of keeping the capture-time value (docs/cuda-backend.md).
+ */
+export type CudaArg = {ptr: tf.TensorInfo | number} | {i32: number} | {u32: number} | {i64: number} | {f32: number} | {seed: number}
 
 export type Dim3 = [number, number, number]
 

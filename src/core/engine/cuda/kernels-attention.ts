@@ -58,7 +58,7 @@ function dropped(dev: CudaDevice, D: Dims, P: tf.TensorInfo): tf.TensorInfo {
     'span_dropout_f32',
     [Math.max(1, Math.min(Math.ceil(n / 256), 4096)), 1, 1],
     [256, 1, 1],
-    [{ptr: P}, {ptr: out}, {i64: n}, {f32: D.keep}, {i64: D.seed}],
+    [{ptr: P}, {ptr: out}, {i64: n}, {f32: D.keep}, {seed: D.seed}],
   )
   return out
 }
@@ -107,7 +107,7 @@ const attentionGrad: CudaKernel = ({inputs: {dy, q, k, v, probs, ctx, mask}, att
       'span_dropout_f32',
       [Math.max(1, Math.min(Math.ceil(n / 256), 4096)), 1, 1],
       [256, 1, 1],
-      [{ptr: dP}, {ptr: dP}, {i64: n}, {f32: D.keep}, {i64: D.seed}],
+      [{ptr: dP}, {ptr: dP}, {i64: n}, {f32: D.keep}, {seed: D.seed}],
     )
   const rows = D.B * D.A * D.T
   backend.launch('attention_softmax', 'span_attention_softmax_backward_f32', grid(rows), rowBlock(D.T), [

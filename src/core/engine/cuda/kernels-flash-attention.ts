@@ -32,7 +32,7 @@ function sizes(D: FlashDims): {defines: Record<string, number>; grid: Dim3; bloc
   return {defines: {SPAN_FA_D: D.d, SPAN_FA_N: N}, grid: [Math.ceil(D.T / N), D.A, D.B], block: [N, 1, 1]}
 }
 
-const tail = (D: FlashDims) => [{i32: D.T}, {i32: D.A}, {f32: D.scale}, {f32: D.keep}, {i64: D.seed}]
+const tail = (D: FlashDims) => [{i32: D.T}, {i32: D.A}, {f32: D.scale}, {f32: D.keep}, {seed: D.seed}]
 
 /** [ctx [B, T, H], lse [B, A, T]] from q, k, v [B, T, H] and the additive mask [B, T]. */
 export function flashForward(dev: CudaDevice, D: FlashDims, q: tf.TensorInfo, k: tf.TensorInfo, v: tf.TensorInfo, mask: tf.TensorInfo): tf.TensorInfo[] {

@@ -70,7 +70,7 @@ const crossEntropyGrad: CudaKernel = ({inputs: {dy, logits, labels, lse}, backen
 
 /** out = dropout(x) with native's mask of (seed, flat index) (dropout.cu). */
 function dropoutInto(backend: CudaDevice, x: tf.TensorInfo | number, out: tf.TensorInfo | number, n: number, keep: number, seed: number): void {
-  backend.launch('dropout', 'span_dropout_f32', ewGrid(n), EW_BLOCK, [{ptr: x}, {ptr: out}, {i64: n}, {f32: keep}, {i64: seed}])
+  backend.launch('dropout', 'span_dropout_f32', ewGrid(n), EW_BLOCK, [{ptr: x}, {ptr: out}, {i64: n}, {f32: keep}, {seed}])
 }
 
 /** SpanDropout: inverted dropout; its own gradient (the same mask from the same seed). */
@@ -213,7 +213,7 @@ const residualLayerNorm: CudaKernel = ({inputs: {x, w, b, residual, g, beta}, at
   backend.gemm({a: x!, b: w!, c: s, M: N, N: H, K, transA: false, transB: true}) // [N, in]·[H, in]ᵀ
   const [y, mean, rstd] = [backend.makeOutput([N, H], 'float32'), backend.makeOutput([N], 'float32'), backend.makeOutput([N], 'float32')]
   const ptrs = [s, b, residual, g, beta, s, y, mean, rstd].map((t) => ({ptr: t!}))
-  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {i64: Number(attrs?.seed ?? 0)}]
+  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {seed: Number(attrs?.seed ?? 0)}]
   backend.launch('residual_layernorm', 'span_residual_layernorm_forward_f32', rowGrid(N), rowBlock(H), [
     ...ptrs,
     {i64: N},
@@ -232,7 +232,7 @@ const residualLayerNormGrad: CudaKernel = ({inputs: {dy, x, w, g, s, mean, rstd}
   const chunks = Math.ceil(N / 32)
   const out = (shape: number[]) => backend.makeOutput(shape, 'float32')
   const [dx, dw, db, ds, dg, dbeta, dz, partials] = [out([N, K]), out([H, K]), out([H]), out([N, H]), out([H]), out([H]), out([N, H]), out([chunks, 3, H])]
-  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {i64: Number(attrs?.seed ?? 0)}]
+  const drop = [{f32: 1 - Number(attrs?.rate ?? 0)}, {seed: Number(attrs?.seed ?? 0)}]
   const rows = [dy, s, g, mean, rstd, ds, dz, partials].map((t) => ({ptr: t!}))
   backend.launch('residual_layernorm', 'span_residual_layernorm_backward_f32', rowGrid(chunks), rowBlock(H), [...rows, {i64: N}, {i32: H}, ...drop])
   const params = [partials, dg, dbeta, db].map((t) => ({ptr: t}))

@@ -3,14 +3,14 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
-import {runSpan} from '../../../helpers/spawn.js'
+import {ROOT, runSpan} from '../../../helpers/spawn.js'
 
 // `SPAN_CUDA_GRAPH=1 span pretrain --backend cuda` on the stand-in device (docs/cuda-backend.md,
 // "One step as a CUDA Graph"). A whole `tiny` step (forward, backward, clipping, multi-tensor
 // AdamW with a new learning rate each step) logged every step and without dropout replays as one
 // graph after its warm-ups: the run's metrics, weights and optimiser state equal the eager run's
-// byte for byte. With dropout the masks' seeds are kernel arguments that change every step: the
-// steps decline, say why once, and still equal eager.
+// byte for byte. So does a real run: dropout (seeds read from the device), blocks masked afresh
+// each step (targets padded to a fixed count), gradient accumulation and a logging window of 4.
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 
@@ -19,6 +19,19 @@ function masked(): string {
     (input, cmd) => runSpan(cmd === 'tokenize' ? [cmd] : [cmd, ...(cmd === 'block' ? ['--len', '16'] : ['--seed', '1'])], {input}).stdout,
     'the union is strong\n',
   )
+}
+
+/** The first `n` blocks of 16 tokens (the longest `span block --len 16` makes) of fixtures/corpus.txt, unmasked: pretrain masks them. */
+function fullBlocks(n: number): string {
+  const text = readFileSync(join(ROOT, 'fixtures', 'corpus.txt'), 'utf8')
+    .split('\n')
+    .slice(0, 30)
+    .join('\n')
+  const blocks = runSpan(['block', '--len', '16'], {input: runSpan(['tokenize'], {input: text}).stdout})
+    .stdout.trim()
+    .split('\n')
+  const full = blocks.slice(1).filter((l) => (JSON.parse(l) as {ids: number[]}).ids.length === 16)
+  return [blocks[0], ...full.slice(0, n)].join('\n') + '\n'
 }
 
 type Run = {metrics: string[]; stderr: string; out: string}
@@ -56,14 +69,25 @@ describe.skipIf(skip)('SPAN_CUDA_GRAPH=1 span pretrain --backend cuda (stand-in)
     expect(plain.stderr).not.toMatch(/cuda graph/)
   }, 120_000)
 
-  it('with dropout (seeds as kernel arguments) the steps decline, say why once, and give the same metrics', () => {
-    const input = masked()
-    const flags = ['--max-steps', '6', '--log-every', '1']
+  it('a real run (blocks masked dynamically, dropout, --accumulate 2, --log-every 4) replays after its warm-ups, byte-equal to eager', () => {
+    // Full 16-token blocks, so that every micro-batch is 2 × 16: with the targets padded to
+    // 2·maskBudget(16) (docs/cuda-backend.md) the run has one step shape whatever the masks draw.
+    const input = fullBlocks(24)
+    const flags = ['--max-steps', '10', '--log-every', '4', '--accumulate', '2'] // dropout, warm-up, clipping: the defaults
     const [plain, graphed] = [pretrain(input, {}, flags), pretrain(input, {SPAN_CUDA_GRAPH: '1'}, flags)]
+    expect(graphed.metrics).toHaveLength(3)
     expect(graphed.metrics).toEqual(plain.metrics)
-    const lines = graphed.stderr.split('\n').filter((l) => l.includes('ran eagerly'))
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/cuda graph: a step of shape pretrain 2x\d+ mlm \d+ sbo \d+ ran eagerly: its work differed from each of the 4 steps before/)
-    expect(graphed.stderr).toMatch(/cuda graph: 0 steps replayed, 0 captured, 4 warm-up, 2 eager, 1 step shapes/)
+    for (const f of ['model.safetensors', 'optimizer.safetensors']) expect(file(graphed, 10, f).equals(file(plain, 10, f)), f).toBe(true)
+    const m =
+      /cuda graph: (\d+) steps replayed, (\d+) captured, (\d+) warm-up, (\d+) eager, 1 step shapes; stand-in libcuda: \d+ kernel launches, (\d+) graph launches/.exec(
+        graphed.stderr,
+      )
+    expect(m, graphed.stderr).not.toBeNull()
+    const [replayed, captured, warmup, eager, graphLaunches] = m!.slice(1).map(Number)
+    expect([captured, eager]).toEqual([1, 0])
+    expect(replayed + captured + warmup).toBe(10)
+    expect(replayed).toBeGreaterThanOrEqual(5) // every step after the warm-ups and the capture: new masks and targets each step
+    expect(graphLaunches).toBe(replayed + captured)
+    expect(graphed.stderr).not.toMatch(/ran eagerly/)
   }, 120_000)
 })

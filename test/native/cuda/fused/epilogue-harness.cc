@@ -30,6 +30,7 @@ bool keeps(uint64_t base, long long i, float keep) { return keep >= 1.0f || stat
  * bias_add + dropout + add + layernorm (forward) and layernorm backward + dropout + bias_grad.
  */
 int residualLayerNorm(long long N, int H, unsigned block, float keep, unsigned long long seed) {
+  Dev dseed = upload(std::vector<unsigned long long>{seed});  // the kernels read the seed from the device (a graph replays it as data)
   const float eps = 1e-12f;
   long long n = N * H, chunks = (N + 31) / 32, HH = H;
   std::vector<float> z = randn(n, 2.0f, 0.3f), bias = randn(H, 0.5f), res = randn(n), g = randn(H, 0.1f, 1.0f), beta = randn(H, 0.1f), dy = randn(n);
@@ -38,8 +39,8 @@ int residualLayerNorm(long long N, int H, unsigned block, float keep, unsigned l
   Dev gg = alloc(H * 4), gbe = alloc(H * 4), gbi = alloc(H * 4);
   unsigned grid = N > 0 ? std::min<long long>(N, 1000) : 1, cgrid = chunks > 0 ? std::min<long long>(chunks, 7) : 1;
   auto fn = [](const char* k) { return function("residual_layernorm.cu", k); };
-  launch(fn("span_residual_layernorm_forward_f32"), grid, block, {&dz_, &db_, &dr, &dg_, &dbe, &s, &y, &mean, &rstd, &N, &H, (void*)&eps, &keep, &seed});
-  launch(fn("span_residual_layernorm_backward_f32"), cgrid, block, {&ddy, &s, &dg_, &mean, &rstd, &ds, &dz, &part, &N, &H, &keep, &seed});
+  launch(fn("span_residual_layernorm_forward_f32"), grid, block, {&dz_, &db_, &dr, &dg_, &dbe, &s, &y, &mean, &rstd, &N, &H, (void*)&eps, &keep, &dseed});
+  launch(fn("span_residual_layernorm_backward_f32"), cgrid, block, {&ddy, &s, &dg_, &mean, &rstd, &ds, &dz, &part, &N, &H, &keep, &dseed});
   launch(fn("span_residual_layernorm_params_f32"), 3, 64, {&part, &gg, &gbe, &gbi, &chunks, &H});
   const double launched = launchMs;
   // the reference, in double, with native's mask
@@ -81,14 +82,14 @@ int residualLayerNorm(long long N, int H, unsigned block, float keep, unsigned l
   Dev t = alloc(n * 4), t2 = alloc(n * 4), sy = alloc(n * 4), sm = alloc(N * 4), sr = alloc(N * 4), sdx = alloc(n * 4), sdz = alloc(n * 4);
   Dev sg = alloc(H * 4), sbe = alloc(H * 4), sbi = alloc(H * 4);
   launch(function("bias_gelu.cu", "span_bias_add_f32"), 40, 128, {&dz_, &db_, &t, &N, &HH});
-  if (keep < 1.0f) launch(function("dropout.cu", "span_dropout_f32"), 40, 128, {&t, &t, &n, &keep, &seed});
+  if (keep < 1.0f) launch(function("dropout.cu", "span_dropout_f32"), 40, 128, {&t, &t, &n, &keep, &dseed});
   std::vector<float> sum = download<float>(t, n);
   for (long long i = 0; i < n; i++) sum[i] += res[i];  // the census add: one fp32 addition
   if (n) CHECK(A.cuMemcpyHtoD_v2(t2, sum.data(), n * 4));
   launch(function("layernorm.cu", "span_layernorm_forward_f32"), grid, block, {&t2, &dg_, &dbe, &sy, &sm, &sr, &N, &H, (void*)&eps});
   launch(function("layernorm.cu", "span_layernorm_backward_dx_f32"), grid, block, {&ddy, &t2, &dg_, &sm, &sr, &sdx, &N, &H});
   launch(function("layernorm.cu", "span_layernorm_backward_params_f32"), 3, 128, {&ddy, &t2, &sm, &sr, &sg, &sbe, &N, &H});
-  if (keep < 1.0f) launch(function("dropout.cu", "span_dropout_f32"), 40, 128, {&sdx, &sdz, &n, &keep, &seed});
+  if (keep < 1.0f) launch(function("dropout.cu", "span_dropout_f32"), 40, 128, {&sdx, &sdz, &n, &keep, &dseed});
   else CHECK(A.cuMemcpyHtoD_v2(sdz, download<float>(sdx, n).data(), n * 4));
   launch(function("linear_backward.cu", "span_bias_grad_f32"), 3, 64, {&sdz, &sbi, &N, &HH});
   rep.compare("simpleS", S, widen(sum)), rep.compare("simpleY", Y, widen(download<float>(sy, n)));

@@ -200,12 +200,16 @@ int layernorm(long long N, int H, unsigned block) {
   return rep.print();
 }
 
-/** cross_entropy.cu: lse, the summed loss and dlogits of N rows of C; label -1 on row `bad` (≥ 0) makes the loss NaN. */
-int crossEntropy(long long N, int C, unsigned block, long long bad) {
+/**
+ * cross_entropy.cu: lse, the summed loss and dlogits of N rows of C; label C (out of range) on row
+ * `bad` (≥ 0) makes the loss NaN; label −1 on row `pad` (≥ 0) is a padding row: loss and dlogits 0.
+ */
+int crossEntropy(long long N, int C, unsigned block, long long bad, long long pad) {
   std::vector<float> x = randn(N * C, 3.0f);
   std::vector<int> labels(N);
   for (long long n = 0; n < N; n++) labels[n] = static_cast<int>((n * 7919) % C);
-  if (bad >= 0 && bad < N) labels[bad] = -1;
+  if (bad >= 0 && bad < N) labels[bad] = C;
+  if (pad >= 0 && pad < N) labels[pad] = -1;
   std::vector<float> dyv{0.37f};
   Dev dx = upload(x), dl = upload(labels), lse = alloc(N * 4), rows = alloc(N * 4), loss = alloc(4), dy = upload(dyv), dlog = alloc(N * C * 4);
   long long CC = C;
@@ -218,8 +222,9 @@ int crossEntropy(long long N, int C, unsigned block, long long bad) {
     for (int j = 0; j < C; j++) mx = std::fmax(mx, x[n * C + j]);
     for (int j = 0; j < C; j++) s += std::exp(x[n * C + j] - mx);
     rl[n] = mx + std::log(s);
-    rt[0] += labels[n] < 0 ? NAN : rl[n] - x[n * C + labels[n]];
-    for (int j = 0; j < C; j++) rd[n * C + j] = dyv[0] * (std::exp(x[n * C + j] - rl[n]) - (j == labels[n]));
+    const bool padding = labels[n] == -1;
+    rt[0] += padding ? 0.0 : labels[n] < 0 || labels[n] >= C ? NAN : rl[n] - x[n * C + labels[n]];
+    for (int j = 0; j < C; j++) rd[n * C + j] = padding ? 0.0 : dyv[0] * (std::exp(x[n * C + j] - rl[n]) - (j == labels[n]));
   }
   Report rep;
   rep.compare("lse", download<float>(lse, N), rl), rep.compare("loss", download<float>(loss, 1), rt), rep.compare("dlogits", download<float>(dlog, N * C), rd);
@@ -284,9 +289,10 @@ uint64_t splitmix(uint64_t z) {
 
 /** dropout.cu against native/src/mathfn.h's mask (bit-exact: any difference is a different mask), and the kept fraction. */
 int dropout(long long n, float keep, unsigned long long seed) {
+  Dev dseed = upload(std::vector<unsigned long long>{seed});  // the kernels read the seed from the device (a graph replays it as data)
   std::vector<float> x = randn(n);
   Dev dx = upload(x), out = alloc(n * 4);
-  launch(function("dropout.cu", "span_dropout_f32"), 50, 128, {&dx, &out, &n, &keep, &seed});
+  launch(function("dropout.cu", "span_dropout_f32"), 50, 128, {&dx, &out, &n, &keep, &dseed});
   std::vector<double> ref(n);
   uint64_t base = splitmix(seed);
   long long kept = 0, differ = 0;
@@ -355,6 +361,7 @@ int attention(long long B, int A, int T, unsigned block) {
  * a dropout mask that differed in one element between the passes would show in ctx or the grads.
  */
 int flashAttention(long long B, int A, int T, int d, int N, float keep, unsigned long long seed) {
+  Dev dseed = upload(std::vector<unsigned long long>{seed});  // the kernels read the seed from the device (a graph replays it as data)
   const long long H = static_cast<long long>(A) * d, n = B * T * H;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   std::vector<float> q = randn(n), k = randn(n), v = randn(n), dO = randn(n), mask(B * T, 0.0f);
@@ -365,11 +372,11 @@ int flashAttention(long long B, int A, int T, int d, int N, float keep, unsigned
   const std::vector<std::string> defs{"-DSPAN_FA_D=" + std::to_string(d), "-DSPAN_FA_N=" + std::to_string(N)};
   const unsigned gx = static_cast<unsigned>((T + N - 1) / N);
   launch(function("flash_attention_forward.cu", "span_flash_attention_forward_f32", defs), gx, N,
-         {&dq_, &dk_, &dv_, &dm, &ctx, &lse, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&dq_, &dk_, &dv_, &dm, &ctx, &lse, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dq_f32", defs), gx, N,
-         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gq, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gq, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   launch(function("flash_attention_backward.cu", "span_flash_attention_backward_dkdv_f32", defs), gx, N,
-         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gk, &gv, &T, &A, (void*)&scale, &keep, &seed}, A, B);
+         {&ddO, &dq_, &dk_, &dv_, &ctx, &dm, &lse, &gk, &gv, &T, &A, (void*)&scale, &keep, &dseed}, A, B);
   std::vector<double> rc(n, 0.0), rl(B * A * T), rq(n, 0.0), rk(n, 0.0), rv(n, 0.0), P(T), z(T), dS(T);
   const uint64_t base = splitmix(seed);
   for (long long b = 0; b < B; b++)
@@ -420,7 +427,7 @@ int main(int argc, char** argv) {
   auto arg = [&](int i, double d) { return argc > 4 + i ? atof(argv[4 + i]) : d; };
   init();
   if (s == "layernorm") return layernorm(arg(0, 37), arg(1, 300), arg(2, 128));
-  if (s == "cross-entropy") return crossEntropy(arg(0, 37), arg(1, 1001), arg(2, 128), arg(3, -1));
+  if (s == "cross-entropy") return crossEntropy(arg(0, 37), arg(1, 1001), arg(2, 128), arg(3, -1), arg(4, -1));
   if (s == "sum-squares") {
     std::vector<long long> sizes;
     for (int i = 5; i < argc; i++) sizes.push_back(atoll(argv[i]));

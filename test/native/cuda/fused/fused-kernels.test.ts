@@ -63,9 +63,10 @@ describe.skipIf(skip !== '')(`fused CUDA kernels on the stand-in device${skip}`,
     expect(empty.errors).toEqual({y: 0, mean: 0, rstd: 0, dx: 0, dg: 0, db: 0})
   })
 
-  it('cross-entropy: lse, the summed loss and dlogits; a label outside [0, C) gives a NaN loss; N = 0 gives 0', () => {
+  it('cross-entropy: lse, the summed loss and dlogits; a label outside [0, C) gives a NaN loss, label −1 a padding row (0, no gradient); N = 0 gives 0', () => {
     expect(everySchedule('cross-entropy', [37, 1001, 128]).lossIsNaN).toBe(false)
-    expect(everySchedule('cross-entropy', [9, 50, 64, 4]).lossIsNaN).toBe(true) // row 4's label is −1
+    expect(everySchedule('cross-entropy', [9, 50, 64, 4]).lossIsNaN).toBe(true) // row 4's label is C
+    expect(everySchedule('cross-entropy', [9, 50, 64, -1, 2]).lossIsNaN).toBe(false) // row 2's label is −1: padding (pre-training's padded targets)
     expect(everySchedule('cross-entropy', [0, 10, 64]).errors.loss).toBe(0)
   })
 
