@@ -5,6 +5,7 @@
 //   harness DIR SCENARIO KERNELS_DIR [ARGS...]
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -254,9 +255,54 @@ int dynsmem(int n, int block, int big, bool ptx) {
   return 0;
 }
 
+/** d = 2·(a·b + c) by wmma_gemm (wmma.cu) on bf16 a [16, 32], b [32, 16]: the largest difference from
+ *  the emulator's stated rounding (fp32 sums, k ascending, from c: bit for bit) and from a double reference. */
+int wmmaGemm(int bcol, int dcol) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto bf = [](float x) {
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;  // round to nearest even (no NaN here)
+    memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> a(512), b(512), c(256);
+  for (auto& x : a) x = bf(u(rng));
+  for (auto& x : b) x = bf(u(rng));
+  for (auto& x : c) x = u(rng);
+  std::vector<uint16_t> ah(512), bh(512);
+  for (int i = 0; i < 512; i++) {
+    uint32_t bits;
+    memcpy(&bits, &a[i], 4), ah[i] = static_cast<uint16_t>(bits >> 16);
+    int k = i / 16, n = i % 16;  // b[k][n] row-major; column-major stores it at n·32 + k
+    memcpy(&bits, &b[i], 4), bh[bcol ? n * 32 + k : i] = static_cast<uint16_t>(bits >> 16);
+  }
+  SPAN_CUfunction f = function("wmma.cu", "wmma_gemm");
+  SPAN_CUdeviceptr da = upload(ah), db = upload(bh), dc = upload(c), dd;
+  CHECK(A.cuMemAlloc_v2(&dd, 256 * 4));
+  void* params[] = {&da, &db, &dc, &dd, &bcol, &dcol};
+  int r = A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  if (r) return printf("{\"launch\":%s,\"message\":%s}\n", json(errName(r)).c_str(), json(A.lastError()).c_str()), 0;
+  std::vector<float> d = download<float>(dd, 256);
+  int bad = 0;
+  double err = 0;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      float acc = c[i * 16 + j];
+      double exact = acc;
+      for (int k = 0; k < 32; k++) acc = static_cast<float>(static_cast<double>(acc) + static_cast<double>(a[i * 32 + k]) * b[k * 16 + j]), exact += static_cast<double>(a[i * 32 + k]) * b[k * 16 + j];
+      float got = d[dcol ? j * 16 + i : i * 16 + j];
+      bad += got != 2.0f * acc;
+      err = std::max(err, std::fabs(got - 2.0 * exact) / std::max(1.0, std::fabs(2.0 * exact)));
+    }
+  printf("{\"launch\":\"CUDA_SUCCESS\",\"bad\":%d,\"relErr\":%.3g,\"digest\":\"%s\"}\n", bad, err, digest(d).c_str());
+  return 0;
+}
+
 /** A kernel of faults.cu: the launch's result and message, then whether the context stays failed. */
-int fault(const char* name, int block) {
-  SPAN_CUfunction f = function("faults.cu", name);
+int fault(const char* name, int block, const char* file = "faults.cu") {
+  SPAN_CUfunction f = function(file, name);
   std::vector<int> init(block, 1);
   if (strcmp(name, "asserts") == 0) init[block - 1] = -1;
   SPAN_CUdeviceptr d = upload(init);
@@ -429,6 +475,8 @@ int main(int argc, char** argv) {
   if (s == "reduce-twice") return reduceTwice(arg(0, 0) != 0);
   if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
+  if (s == "wmma") return wmmaGemm(arg(0, 0), arg(1, 0));
+  if (s == "wmma-fault") return fault(argv[4], arg(1, 32), "wmma.cu");
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;
 }
