@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     if (!row) continue;
     for (int j = 0; j < cnt; j++) {
       const float* kj = Ks + j * SPAN_FA_D;
-      const float P = expf(fab_dot(qr, kj) * scale + Ms[j] - L);
+      const float P = L == __int_as_float(0xff800000) ? 0.0f : expf(fab_dot(qr, kj) * scale + Ms[j] - L);  // a row of −∞ only: P = 0
       const float dS = P * (fab_dot(dor, Vs + j * SPAN_FA_D) * fab_keep(base, first + s0 + j, keep, invKeep) - D) * scale;
       for (int c = 0; c < SPAN_FA_D; c++) acc[c] += dS * kj[c];
     }
@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     for (int i = 0; i < cnt; i++) {
       const float* qi = Qs + i * SPAN_FA_D;
       const float* doi = Os + i * SPAN_FA_D;
-      const float P = expf(fab_dot(qi, kr) * scale + ms - Ls[i]);
+      const float P = Ls[i] == __int_as_float(0xff800000) ? 0.0f : expf(fab_dot(qi, kr) * scale + ms - Ls[i]);
       const float z = fab_keep(base, (head + t0 + i) * T + s, keep, invKeep);
       const float dS = P * (fab_dot(doi, vr) * z - Ds[i]) * scale;
       const float pz = P * z;
