@@ -28,7 +28,7 @@ export function setFlashAttention(on: boolean): boolean {
 /** Whether the fused kernels take these sizes: switched on, a whole head width of at most FLASH_MAX_D, grid limits. */
 export const flashTakes = (D: FlashDims): boolean => enabled && Number.isInteger(D.d) && D.d >= 1 && D.d <= FLASH_MAX_D && D.A <= 65535 && D.B <= 65535
 
-/** Compile-time sizes: threads per block = query rows per block = keys per tile (shared memory (2·N·d + 2·N)·4 ≤ 48 KiB). */
+/** Compile-time sizes: threads per block = rows per block (forward: = keys per tile); shared memory ≤ 42 KiB (the .cu headers). */
 function sizes(D: FlashDims): {defines: Record<string, number>; grid: Dim3; block: Dim3} {
   const N = D.d <= 64 ? 64 : 32
   return {defines: {SPAN_FA_D: D.d, SPAN_FA_N: N}, grid: [Math.ceil(D.T / N), D.A, D.B], block: [N, 1, 1]}

@@ -112,17 +112,19 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
       expect(wmma.ctx, 'the tensor-core kernels ran (P rounded to bf16), not the fp32 FMA ones').not.toEqual(fma.ctx)
     })
 
-  it('the same bits under every emulator schedule (no race between the warps or across the lane pairs)', async () => {
+  it('the same bits under every emulator schedule (no race): the tensor-core kernels and the fp32 FMA ones', async () => {
     const c = CASES[0]
-    setCudaOptions({precision: 'bf16'})
-    const runs: Out[] = []
-    for (const sch of SCHEDULES) {
-      process.env.SPAN_EMU_SCHEDULE = sch
-      runs.push(await attend('cuda', c, false))
+    for (const precision of ['bf16', 'fp32'] as const) {
+      setCudaOptions({precision})
+      const runs: Out[] = []
+      for (const sch of SCHEDULES) {
+        process.env.SPAN_EMU_SCHEDULE = sch
+        runs.push(await attend('cuda', c, false))
+      }
+      delete process.env.SPAN_EMU_SCHEDULE
+      for (const r of runs.slice(1)) expect(r, precision).toEqual(runs[0])
     }
-    delete process.env.SPAN_EMU_SCHEDULE
     setCudaOptions({precision: 'fp32'})
-    for (const r of runs.slice(1)) expect(r).toEqual(runs[0])
   })
 
   it('a key tile masked −∞ throughout gives no NaN: fp32 FMA kernels equal native at 1e-5, tensor cores within bf16', async () => {
