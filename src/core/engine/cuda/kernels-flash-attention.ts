@@ -77,7 +77,8 @@ export function flashForward(dev: CudaDevice, D: FlashDims, q: tf.TensorInfo, k:
   const lse = dev.makeOutput([D.B, D.A, D.T], 'float32')
   const args = [{ptr: q}, {ptr: k}, {ptr: v}, {ptr: mask}, {ptr: ctx}, {ptr: lse}, ...tail(D)]
   const W = wmmaSizes(D)
-  if (wmmaTakes(dev, D) && tryWmma(() => dev.launch('flash_attention_wmma', 'span_flash_attention_forward_bf16', W.grid, W.block, args, 0, W.defines))) return [ctx, lse]
+  if (wmmaTakes(dev, D) && tryWmma(() => dev.launch('flash_attention_wmma', 'span_flash_attention_forward_bf16', W.grid, W.block, args, 0, W.defines)))
+    return [ctx, lse]
   const {defines, grid, block} = sizes(D)
   dev.launch('flash_attention_forward', 'span_flash_attention_forward_f32', grid, block, args, 0, defines)
   return [ctx, lse]

@@ -29,7 +29,6 @@ function rand(n: number, seed: number): number[] {
 type Shape = {B: number; T: number; H: number; A: number; rate: number; mask: (b: number, t: number) => number}
 type Out = Record<'ctx' | 'dq' | 'dk' | 'dv', number[]>
 
-
 /** x rounded to bf16 (nearest even) on the host, as cast_bf16.cu rounds. */
 function roundBf16(xs: number[]): number[] {
   const f = new Float32Array(xs)
@@ -64,7 +63,10 @@ async function attend(backend: string, c: Shape, round: boolean): Promise<Out> {
 /** The largest |got − want| / max(|want|, 1) of each output. */
 const errors = (got: Out, want: Out) =>
   Object.fromEntries(
-    (['ctx', 'dq', 'dk', 'dv'] as const).map((k) => [k, got[k].reduce((m, x, i) => Math.max(m, Number.isFinite(x) ? Math.abs(x - want[k][i]) / Math.max(Math.abs(want[k][i]), 1) : Infinity), 0)]),
+    (['ctx', 'dq', 'dk', 'dv'] as const).map((k) => [
+      k,
+      got[k].reduce((m, x, i) => Math.max(m, Number.isFinite(x) ? Math.abs(x - want[k][i]) / Math.max(Math.abs(want[k][i]), 1) : Infinity), 0),
+    ]),
   )
 
 function close(got: Out, want: Out, tol: number, what: string): void {

@@ -41,7 +41,9 @@ describe('cuda status', () => {
     expect(s.detail).toBe(
       `Fake GPU, 80.0 GiB (60.0 free), compute capability 9.0, 132 SMs; ` +
         `driver 12.8 (${dir}/libcuda.so.1), NVRTC 12.8 (${dir}/libnvrtc.so.12), cuBLASLt 12.8.4 (${dir}/libcublasLt.so.12); ` +
-        (cudaIncludeDir(join(dir, 'libnvrtc.so.12')) ? `CUDA headers ${cudaIncludeDir(join(dir, 'libnvrtc.so.12'))}` : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'),
+        (cudaIncludeDir(join(dir, 'libnvrtc.so.12'))
+          ? `CUDA headers ${cudaIncludeDir(join(dir, 'libnvrtc.so.12'))}`
+          : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'),
     )
     expect(cudaStatus(3, {env: {SPAN_CUDA_LIBS: dir}, home: '/nonexistent', fs: realFs}).detail).toBe('device 3: CUDA_ERROR_INVALID_DEVICE (1 found)')
   })
