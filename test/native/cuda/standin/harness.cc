@@ -300,6 +300,34 @@ int wmmaGemm(int bcol, int dcol) {
   return 0;
 }
 
+/** The emulator's fragment layout (wmma_layout): whether the 256 elements are spread over the 32 lanes × 8 exactly once, and whether in row-major order (they must not be). */
+int wmmaLayout() {
+  std::vector<uint16_t> a(256);
+  for (int i = 0; i < 256; i++) {
+    float f = static_cast<float>(i);  // exact in bf16 (8 significant bits)
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    a[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  SPAN_CUfunction f = function("wmma.cu", "wmma_layout");
+  SPAN_CUdeviceptr da = upload(a), dout;
+  CHECK(A.cuMemAlloc_v2(&dout, 256 * 4));
+  void* params[] = {&da, &dout};
+  CHECK(A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> out = download<float>(dout, 256);
+  std::vector<int> seen(256, 0);
+  bool inOrder = true;
+  for (int i = 0; i < 256; i++) {
+    int v = static_cast<int>(out[i]);
+    if (v >= 0 && v < 256) seen[v]++;
+    inOrder = inOrder && v == i;
+  }
+  int once = 0;
+  for (int c : seen) once += c == 1;
+  printf("{\"once\":%d,\"inOrder\":%s}\n", once, inOrder ? "true" : "false");
+  return 0;
+}
+
 /** A kernel of faults.cu: the launch's result and message, then whether the context stays failed. */
 int fault(const char* name, int block, const char* file = "faults.cu") {
   SPAN_CUfunction f = function(file, name);
@@ -476,6 +504,7 @@ int main(int argc, char** argv) {
   if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
   if (s == "wmma") return wmmaGemm(arg(0, 0), arg(1, 0));
+  if (s == "wmma-layout") return wmmaLayout();
   if (s == "wmma-fault") return fault(argv[4], arg(1, 32), "wmma.cu");
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;

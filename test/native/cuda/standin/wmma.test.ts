@@ -27,6 +27,10 @@ describe.skipIf(skip !== '')(`wmma on the emulator${skip}`, () => {
     expect(digests.size, 'B row- or column-major, any schedule: the same bits').toBe(1)
   })
 
+  it('the fragment layout is opaque: every element in exactly one lane, not in row-major order', () => {
+    expect(scenario(s, 'wmma-layout')).toEqual({once: 256, inOrder: false})
+  })
+
   it('a whole warp converged runs; half a warp, a partial warp, lanes with different pointers, a misaligned pointer fail with a message', () => {
     expect(scenario(s, 'wmma-fault', ['wmma_whole_warp', 32])).toMatchObject({launch: 'CUDA_SUCCESS'})
     const half = scenario(s, 'wmma-fault', ['wmma_half_warp', 32])

@@ -72,3 +72,10 @@ extern "C" __global__ void wmma_whole_warp(int* out) {
   __syncthreads();
   if (threadIdx.x == 0) out[0] = static_cast<int>(wm_c[0]);  // 16: a row of ones times a column of ones
 }
+
+// What lane l holds in x[i] of a matrix_a fragment loaded from a [16, 16] matrix of 0 … 255: out[l·8 + i].
+extern "C" __global__ void wmma_layout(const __nv_bfloat16* a, float* out) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+  wmma::load_matrix_sync(fa, a, 16);
+  for (int i = 0; i < fa.num_elements; i++) out[threadIdx.x * fa.num_elements + i] = static_cast<float>(fa.x[i]);
+}
