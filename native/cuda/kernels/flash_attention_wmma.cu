@@ -34,10 +34,21 @@
 #define FW_DB (SPAN_FA_D / 16)
 
 using namespace nvcuda;
-typedef wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> FwA;
-typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> FwBRow;
-typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> FwBCol;
-typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> FwC;
+#ifdef SPAN_FA_TF32  // --precision tf32: m16n16k8 on tf32 operands (fp32 storage, rounded by __float_to_tf32)
+#define FW_K 8
+typedef float FwE;
+typedef wmma::precision::tf32 FwT;
+static __device__ __forceinline__ FwE fw_round(float x) { return wmma::__float_to_tf32(x); }
+#else
+#define FW_K 16
+typedef __nv_bfloat16 FwE;
+typedef __nv_bfloat16 FwT;
+static __device__ __forceinline__ FwE fw_round(float x) { return __float2bfloat16(x); }
+#endif
+typedef wmma::fragment<wmma::matrix_a, 16, 16, FW_K, FwT, wmma::row_major> FwA;
+typedef wmma::fragment<wmma::matrix_b, 16, 16, FW_K, FwT, wmma::row_major> FwBRow;
+typedef wmma::fragment<wmma::matrix_b, 16, 16, FW_K, FwT, wmma::col_major> FwBCol;
+typedef wmma::fragment<wmma::accumulator, 16, 16, FW_K, float> FwC;
 
 static __device__ __forceinline__ unsigned long long fw_splitmix(unsigned long long z) {
   z += 0x9e3779b97f4a7c15ull;
@@ -55,23 +66,23 @@ static __device__ __forceinline__ float fw_keep(unsigned long long base, unsigne
 static __device__ __forceinline__ float fw_ninf() { return __int_as_float(0xff800000); }
 
 // Rows r0 … r0+31 of head h of x [B, T, H] (H = A·d) into dst [32, d] as bf16; rows ≥ T are 0.
-static __device__ __forceinline__ void fw_stage(__nv_bfloat16* dst, const float* __restrict__ x, long long b, int r0, int T, long long H, int h) {
+static __device__ __forceinline__ void fw_stage(FwE* dst, const float* __restrict__ x, long long b, int r0, int T, long long H, int h) {
   for (int i = threadIdx.x; i < FW_T * SPAN_FA_D; i += FW_THREADS) {
     const int r = r0 + i / SPAN_FA_D;
-    dst[i] = __float2bfloat16(r < T ? x[(b * T + r) * H + (long long)h * SPAN_FA_D + i % SPAN_FA_D] : 0.0f);
+    dst[i] = fw_round(r < T ? x[(b * T + r) * H + (long long)h * SPAN_FA_D + i % SPAN_FA_D] : 0.0f);
   }
 }
 
 // out [16, 32] (row-major, ld 32) = a [16, d] · bᵀ where b is [32, d] row-major (a key or query tile).
-static __device__ __forceinline__ void fw_abT(float* out, const __nv_bfloat16* a, const __nv_bfloat16* b) {
+static __device__ __forceinline__ void fw_abT(float* out, const FwE* a, const FwE* b) {
   for (int j = 0; j < 2; j++) {
     FwC acc;
     wmma::fill_fragment(acc, 0.0f);
-    for (int kk = 0; kk < FW_DB; kk++) {
+    for (int kk = 0; kk < SPAN_FA_D / FW_K; kk++) {
       FwA fa;
       FwBCol fb;
-      wmma::load_matrix_sync(fa, a + kk * 16, SPAN_FA_D);
-      wmma::load_matrix_sync(fb, b + j * 16 * SPAN_FA_D + kk * 16, SPAN_FA_D);  // (k, n) at b[n·d + k]
+      wmma::load_matrix_sync(fa, a + kk * FW_K, SPAN_FA_D);
+      wmma::load_matrix_sync(fb, b + j * 16 * SPAN_FA_D + kk * FW_K, SPAN_FA_D);  // (k, n) at b[n·d + k]
       wmma::mma_sync(acc, fa, fb, acc);
     }
     wmma::store_matrix_sync(out + j * 16, acc, FW_T, wmma::mem_row_major);
@@ -79,19 +90,19 @@ static __device__ __forceinline__ void fw_abT(float* out, const __nv_bfloat16* a
 }
 
 // acc[cb] += p [16, 32] (bf16, ld 32) · x [32, d] (bf16 row-major) for column block cb.
-static __device__ __forceinline__ void fw_pv(FwC& acc, const __nv_bfloat16* p, const __nv_bfloat16* x, int cb) {
-  for (int kk = 0; kk < 2; kk++) {
+static __device__ __forceinline__ void fw_pv(FwC& acc, const FwE* p, const FwE* x, int cb) {
+  for (int kk = 0; kk < FW_T / FW_K; kk++) {
     FwA fa;
     FwBRow fb;
-    wmma::load_matrix_sync(fa, p + kk * 16, FW_T);
-    wmma::load_matrix_sync(fb, x + kk * 16 * SPAN_FA_D + cb * 16, SPAN_FA_D);
+    wmma::load_matrix_sync(fa, p + kk * FW_K, FW_T);
+    wmma::load_matrix_sync(fb, x + kk * FW_K * SPAN_FA_D + cb * 16, SPAN_FA_D);
     wmma::mma_sync(acc, fa, fb, acc);
   }
 }
 
 // Lane pair's share of the online softmax for one key tile (forward): row r of the warp's scores,
 // 16 of its 32 columns; updates m, l; writes P∘z as bf16; returns the factor O is rescaled by.
-static __device__ __forceinline__ float fw_softmax(const float* S, const float* Ms, __nv_bfloat16* P, float scale, float& m, float& l,
+static __device__ __forceinline__ float fw_softmax(const float* S, const float* Ms, FwE* P, float scale, float& m, float& l,
                                                    unsigned long long base, unsigned long long first, float keep) {
   const int c0 = (threadIdx.x & 1) * 16;
   float u[16], mt = m;
@@ -103,7 +114,7 @@ static __device__ __forceinline__ float fw_softmax(const float* S, const float* 
   for (int c = 0; c < 16; c++) {
     const float p = none ? 0.0f : expf(u[c] - mt);
     sum += p;
-    P[c0 + c] = __float2bfloat16(p * fw_keep(base, first + c0 + c, keep));
+    P[c0 + c] = fw_round(p * fw_keep(base, first + c0 + c, keep));
   }
   sum += __shfl_xor_sync(0xffffffffu, sum, 1);
   l = l * corr + sum;
@@ -113,10 +124,10 @@ static __device__ __forceinline__ float fw_softmax(const float* S, const float* 
 
 // q, k, v, ctx [B, T, A·D]; mask [B, T] (additive); lse [B, A, T]. The arguments of span_flash_attention_forward_f32.
 extern "C" __global__ void __launch_bounds__(FW_THREADS)
-    span_flash_attention_forward_bf16(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+    span_flash_attention_forward_wmma(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                                       const float* __restrict__ mask, float* __restrict__ ctx, float* __restrict__ lse, int T, int A,
                                       float scale, float keep, unsigned long long seed) {
-  __shared__ __align__(32) __nv_bfloat16 Qs[FW_T * SPAN_FA_D], Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Ps[FW_T * FW_T];
+  __shared__ __align__(32) FwE Qs[FW_T * SPAN_FA_D], Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Ps[FW_T * FW_T];
   __shared__ __align__(32) float Ss[FW_T * FW_T], Os[FW_T * SPAN_FA_D];
   __shared__ float Ms[FW_T];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
@@ -156,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(FW_THREADS)
 
 // The backward pass's scores for one tile: u = S·scale + mask; P = exp(u − L) (0 where u or L is −∞);
 // dS = P·(dP·z − D)·scale as bf16 into G and, when Pz is given, P∘z as bf16 (the lane pair's 16 columns).
-static __device__ __forceinline__ void fw_grad_scores(const float* S, const float* dP, __nv_bfloat16* G, __nv_bfloat16* Pz, float scale, float keep,
+static __device__ __forceinline__ void fw_grad_scores(const float* S, const float* dP, FwE* G, FwE* Pz, float scale, float keep,
                                                       unsigned long long base, const float* mk, float m1, const float* Lk, float L1,
                                                       const float* Dk, float D1, unsigned long long i0, long long di) {
   const int c0 = (threadIdx.x & 1) * 16;
@@ -164,8 +175,8 @@ static __device__ __forceinline__ void fw_grad_scores(const float* S, const floa
     const float L = Lk ? Lk[c] : L1, u = S[c] * scale + (mk ? mk[c] : m1);
     const float P = u == fw_ninf() || L == fw_ninf() ? 0.0f : expf(u - L);
     const float z = fw_keep(base, i0 + c * di, keep);
-    G[c] = __float2bfloat16(P * (dP[c] * z - (Dk ? Dk[c] : D1)) * scale);
-    if (Pz) Pz[c] = __float2bfloat16(P * z);
+    G[c] = fw_round(P * (dP[c] * z - (Dk ? Dk[c] : D1)) * scale);  // after S[c] and dP[c] are read: G may be dP, Pz may be S
+    if (Pz) Pz[c] = fw_round(P * z);
   }
 }
 
@@ -191,11 +202,11 @@ static __device__ __forceinline__ void fw_store_rows(float* __restrict__ out, co
 
 // dq [B, T, A·D] from dctx, q, k, v, ctx [B, T, A·D], mask [B, T], lse [B, A, T]: the arguments of span_flash_attention_backward_dq_f32.
 extern "C" __global__ void __launch_bounds__(FW_THREADS)
-    span_flash_attention_backward_dq_bf16(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
+    span_flash_attention_backward_dq_wmma(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                           const float* __restrict__ lse, float* __restrict__ dq, int T, int A, float scale, float keep,
                                           unsigned long long seed) {
-  __shared__ __align__(32) __nv_bfloat16 Qs[FW_T * SPAN_FA_D], Os[FW_T * SPAN_FA_D], Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Gs[FW_T * FW_T];
+  __shared__ __align__(32) FwE Qs[FW_T * SPAN_FA_D], Os[FW_T * SPAN_FA_D], Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Gs[FW_T * FW_T];
   __shared__ __align__(32) float Ss[FW_T * FW_T], Ps[FW_T * FW_T];
   __shared__ float Ms[FW_T];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
@@ -224,13 +235,18 @@ extern "C" __global__ void __launch_bounds__(FW_THREADS)
 
 // dk, dv [B, T, A·D] from the same inputs: a warp owns 16 keys, the queries come in tiles of 32.
 extern "C" __global__ void __launch_bounds__(FW_THREADS)
-    span_flash_attention_backward_dkdv_bf16(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
+    span_flash_attention_backward_dkdv_wmma(const float* __restrict__ dctx, const float* __restrict__ q, const float* __restrict__ k,
                                             const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                             const float* __restrict__ lse, float* __restrict__ dk, float* __restrict__ dv, int T, int A,
                                             float scale, float keep, unsigned long long seed) {
-  __shared__ __align__(32) __nv_bfloat16 Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Qs[FW_T * SPAN_FA_D], Os[FW_T * SPAN_FA_D];
-  __shared__ __align__(32) __nv_bfloat16 Gs[FW_T * FW_T], Zs[FW_T * FW_T];
+  __shared__ __align__(32) FwE Ks[FW_T * SPAN_FA_D], Vs[FW_T * SPAN_FA_D], Qs[FW_T * SPAN_FA_D], Os[FW_T * SPAN_FA_D];
   __shared__ __align__(32) float Ss[FW_T * FW_T], Ps[FW_T * FW_T];
+#ifdef SPAN_FA_TF32
+  FwE* const Gs = Ps;  // fp32 elements: dS over dP and P∘z over S, in place (each lane rewrites what it read), to stay under 48 KiB
+  FwE* const Zs = Ss;
+#else
+  __shared__ __align__(32) FwE Gs[FW_T * FW_T], Zs[FW_T * FW_T];
+#endif
   __shared__ float Ls[FW_T], Ds[FW_T];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, k0 = blockIdx.x * FW_T, w = threadIdx.x / 32, r = w * 16 + (threadIdx.x & 31) / 2, s = k0 + r;

@@ -7,7 +7,7 @@ import {initBackend} from '../../../../src/core/engine/index.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
 
 // The tensor-core attention (flash_attention_wmma.cu: nvcuda::wmma on bf16 operands, fp32
-// accumulation and softmax) that --precision bf16 selects, on the stand-in device: ctx and dq, dk,
+// accumulation and softmax) that --precision bf16 selects (and its tf32 form, d ≤ 64, for tf32), on the stand-in device: ctx and dq, dk,
 // dv against the CPU reference (native) over bf16-rounded inputs within bf16 rounding (P and dS are
 // rounded to bf16 for their products, as the simple path's bf16 GEMMs round them), and against
 // that simple path at bf16; with padding, dropout (native's mask: the gradients agree only if the
@@ -29,20 +29,22 @@ function rand(n: number, seed: number): number[] {
 type Shape = {B: number; T: number; H: number; A: number; rate: number; mask: (b: number, t: number) => number}
 type Out = Record<'ctx' | 'dq' | 'dk' | 'dv', number[]>
 
-/** x rounded to bf16 (nearest even) on the host, as cast_bf16.cu rounds. */
-function roundBf16(xs: number[]): number[] {
+/** x rounded to bf16 (nearest even) on the host, as cast_bf16.cu rounds; or to tf32 (nearest, ties away), as __float_to_tf32 does. */
+function rounded(xs: number[], precision: 'bf16' | 'tf32'): number[] {
   const f = new Float32Array(xs)
   const u = new Uint32Array(f.buffer)
-  for (let i = 0; i < u.length; i++) u[i] = (((u[i] + 0x7fff + ((u[i] >>> 16) & 1)) >>> 16) << 16) >>> 0
+  for (let i = 0; i < u.length; i++)
+    u[i] = precision === 'bf16' ? (((u[i] + 0x7fff + ((u[i] >>> 16) & 1)) >>> 16) << 16) >>> 0 : ((u[i] + 0x1000) & ~0x1fff) >>> 0
   return Array.from(f)
 }
 
-/** ctx and the gradients of Σ ctx·dy through attentionFused on one backend; inputs rounded to bf16 when `round`. */
-async function attend(backend: string, c: Shape, round: boolean): Promise<Out> {
+/** ctx and the gradients of Σ ctx·dy through attentionFused on one backend; inputs rounded to bf16 (or tf32) when `round`. */
+async function attend(backend: string, c: Shape, round: boolean | 'tf32'): Promise<Out> {
   await tf.setBackend(backend)
   const before = tf.memory().numTensors
   const out = tf.tidy(() => {
-    const x = (seed: number) => tf.tensor3d((round ? roundBf16 : (v: number[]) => v)(rand(c.B * c.T * c.H, seed)), [c.B, c.T, c.H])
+    const values = (seed: number) => (round ? rounded(rand(c.B * c.T * c.H, seed), round === true ? 'bf16' : 'tf32') : rand(c.B * c.T * c.H, seed))
+    const x = (seed: number) => tf.tensor3d(values(seed), [c.B, c.T, c.H])
     const mask = tf.tensor2d(
       Array.from({length: c.B * c.T}, (_, i) => c.mask(Math.floor(i / c.T), i % c.T)),
       [c.B, c.T],
@@ -81,6 +83,8 @@ const CASES: Shape[] = [
 ]
 // within bf16 rounding: P and dS (and the inputs) rounded to 8 significant bits, fp32 sums
 const BF16_TOL = 2e-2
+// tf32 keeps 10 of the 23 mantissa bits: 8 times closer
+const TF32_TOL = 2.5e-3
 
 describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device at --precision bf16', () => {
   beforeAll(async () => {
@@ -114,9 +118,24 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
       expect(wmma.ctx, 'the tensor-core kernels ran (P rounded to bf16), not the fp32 FMA ones').not.toEqual(fma.ctx)
     })
 
-  it('the same bits under every emulator schedule (no race): the tensor-core kernels and the fp32 FMA ones', async () => {
+  it('tf32 (d 16 and 64): the CPU reference over tf32-rounded inputs within tf32 rounding, and not the FMA kernels', async () => {
+    for (const c of CASES.slice(0, 2)) {
+      const native = await attend('cpu', c, 'tf32')
+      setCudaOptions({precision: 'tf32'})
+      const wmma = await attend('cuda', c, false)
+      setTensorCoreAttention(false)
+      const fma = await attend('cuda', c, false)
+      setTensorCoreAttention(true)
+      setCudaOptions({precision: 'fp32'})
+      expect(tensorCoreAttentionFailure()).toBeNull()
+      close(wmma, native, TF32_TOL, `tf32 T ${c.T} H ${c.H}: wmma vs native on tf32 inputs`)
+      expect(wmma.ctx, 'the tensor-core kernels ran').not.toEqual(fma.ctx)
+    }
+  })
+
+  it('the same bits under every emulator schedule (no race): the tensor-core kernels (bf16, tf32) and the fp32 FMA ones', async () => {
     const c = CASES[0]
-    for (const precision of ['bf16', 'fp32'] as const) {
+    for (const precision of ['bf16', 'tf32', 'fp32'] as const) {
       setCudaOptions({precision})
       const runs: Out[] = []
       for (const sch of SCHEDULES) {

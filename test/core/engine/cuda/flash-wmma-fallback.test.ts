@@ -4,8 +4,8 @@ import type {CudaDevice} from '../../../../src/core/engine/cuda/kernel-table.js'
 import {flashBackward, flashForward, type FlashDims, tensorCoreAttentionFailure} from '../../../../src/core/engine/cuda/kernels-flash-attention.js'
 
 // Which attention kernels kernels-flash-attention.ts launches (a recording fake device, no CUDA):
-// the tensor-core ones at bf16 with d a multiple of 16, the FMA ones at fp32 and tf32 and for other
-// widths; and when NVRTC cannot compile flash_attention_wmma.cu (no CUDA headers on a GPU machine),
+// the tensor-core ones at bf16 with d a multiple of 16 and at tf32 with d a multiple of 16 up to 64,
+// the FMA ones at fp32 and for other widths; and when NVRTC cannot compile flash_attention_wmma.cu (no CUDA headers on a GPU machine),
 // the FMA ones instead, for the rest of the process, with the reason kept.
 function fake(precision: CudaDevice['precision'], failWmma = false): {dev: CudaDevice; launched: string[]} {
   const launched: string[] = []
@@ -13,10 +13,10 @@ function fake(precision: CudaDevice['precision'], failWmma = false): {dev: CudaD
   const dev = {
     precision,
     makeOutput: info,
-    launch: (file: string, fn: string) => {
+    launch: (file: string, fn: string, _g: unknown, _b: unknown, _a: unknown, _s: unknown, defines?: Record<string, number>) => {
       if (failWmma && file === 'flash_attention_wmma')
         throw new Error(`nvrtcCompileProgram: NVRTC_ERROR_COMPILATION of ${file}.cu: cannot open source file "mma.h"\nmore`)
-      launched.push(fn)
+      launched.push(defines?.SPAN_FA_TF32 ? `${fn} tf32` : fn)
     },
   } as unknown as CudaDevice
   return {dev, launched}
@@ -30,13 +30,24 @@ const both = (dev: CudaDevice, D: FlashDims) => {
 }
 
 describe('the choice of attention kernels', () => {
-  it('bf16 with d a multiple of 16: tensor cores; fp32, tf32 or d = 8: FMA', () => {
-    const bf16 = fake('bf16')
-    both(bf16.dev, dims(16))
-    expect(bf16.launched).toEqual(['span_flash_attention_forward_bf16', 'span_flash_attention_backward_dq_bf16', 'span_flash_attention_backward_dkdv_bf16'])
+  it('bf16 with d a multiple of 16, tf32 with d 16 … 64: tensor cores; fp32, d = 8, tf32 with d = 128: FMA', () => {
+    for (const [p, d] of [
+      ['bf16', 16],
+      ['bf16', 128],
+      ['tf32', 64],
+    ] as const) {
+      const f = fake(p)
+      both(f.dev, dims(d))
+      const tf32 = p === 'tf32' ? ' tf32' : '' // the module compiled with -DSPAN_FA_TF32=1
+      expect(f.launched, `${p} d ${d}`).toEqual([
+        `span_flash_attention_forward_wmma${tf32}`,
+        `span_flash_attention_backward_dq_wmma${tf32}`,
+        `span_flash_attention_backward_dkdv_wmma${tf32}`,
+      ])
+    }
     for (const [p, d] of [
       ['fp32', 16],
-      ['tf32', 64],
+      ['tf32', 128],
       ['bf16', 8],
     ] as const) {
       const f = fake(p)

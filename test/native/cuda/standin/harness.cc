@@ -300,6 +300,47 @@ int wmmaGemm(int bcol, int dcol) {
   return 0;
 }
 
+/** d = a·b + c by wmma_gemm_tf32 on fp32 a, b [16, 16]: the largest difference from the emulator's stated rounding
+ *  (inputs to tf32 by cvt.rna: nearest, ties away; fp32 sums, k ascending, from c: bit for bit) and from a double reference. */
+int wmmaGemmTf32() {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto tf32 = [](float x) {
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b = (b + 0x1000u) & ~0x1fffu;
+    memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> a(256), b(256), c(256);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : b) x = u(rng);
+  for (auto& x : c) x = u(rng);
+  a[0] = 1.0f + 0x1000 * std::ldexp(1.0f, -23);  // a tie: away from zero, to 1 + 2^-10
+  SPAN_CUfunction f = function("wmma.cu", "wmma_gemm_tf32");
+  SPAN_CUdeviceptr da = upload(a), db = upload(b), dc = upload(c), dd;
+  CHECK(A.cuMemAlloc_v2(&dd, 256 * 4));
+  void* params[] = {&da, &db, &dc, &dd};
+  int r = A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  if (r) return printf("{\"launch\":%s,\"message\":%s}\n", json(errName(r)).c_str(), json(A.lastError()).c_str()), 0;
+  std::vector<float> d = download<float>(dd, 256);
+  int bad = 0;
+  double err = 0;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      float acc = c[i * 16 + j];
+      double exact = acc;
+      for (int k = 0; k < 16; k++) {
+        const double p = static_cast<double>(tf32(a[i * 16 + k])) * tf32(b[k * 16 + j]);
+        acc = static_cast<float>(acc + p), exact += static_cast<double>(a[i * 16 + k]) * b[k * 16 + j];
+      }
+      bad += d[i * 16 + j] != acc;
+      err = std::max(err, std::fabs(d[i * 16 + j] - exact) / std::max(1.0, std::fabs(exact)));
+    }
+  printf("{\"launch\":\"CUDA_SUCCESS\",\"bad\":%d,\"relErr\":%.3g,\"tie\":%.17g}\n", bad, err, tf32(a[0]));
+  return 0;
+}
+
 /** The emulator's fragment layout (wmma_layout): whether the 256 elements are spread over the 32 lanes × 8 exactly once, and whether in row-major order (they must not be). */
 int wmmaLayout() {
   std::vector<uint16_t> a(256);
@@ -505,6 +546,7 @@ int main(int argc, char** argv) {
   if (s == "fault") return fault(argv[4], arg(1, 64));
   if (s == "wmma") return wmmaGemm(arg(0, 0), arg(1, 0));
   if (s == "wmma-layout") return wmmaLayout();
+  if (s == "wmma-tf32") return wmmaGemmTf32();
   if (s == "wmma-fault") return fault(argv[4], arg(1, 32), "wmma.cu");
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;

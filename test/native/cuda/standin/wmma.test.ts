@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 import {buildStandins, scenario} from '../../../helpers/cuda-standins.js'
 
 // nvcuda::wmma on the CUDA-C emulator (native/cuda/standin/emu/include/mma.h, docs/cuda-standins.md
-// "Tensor cores"): m16n16k16 bf16 products with fp32 accumulation against a host reference (bit for
+// "Tensor cores"): m16n16k16 bf16 and m16n16k8 tf32 products with fp32 accumulation against a host reference (bit for
 // bit against the emulator's stated order, within fp32 rounding of the exact sum), B and the stored
 // D in both layouts, under every schedule; and the warp-collective misuse it must report.
 const s = buildStandins()
@@ -25,6 +25,15 @@ describe.skipIf(skip !== '')(`wmma on the emulator${skip}`, () => {
         if (!dcol) digests.add(r.digest as string)
       }
     expect(digests.size, 'B row- or column-major, any schedule: the same bits').toBe(1)
+  })
+
+  it('tf32 (m16n16k8, __float_to_tf32 to nearest with ties away): the stated rounding bit for bit, the exact sum within the rounding of the inputs, every schedule', () => {
+    for (const sch of SCHEDULES) {
+      const r = scenario(s, 'wmma-tf32', [], {SPAN_EMU_SCHEDULE: sch})
+      expect(r, sch).toMatchObject({launch: 'CUDA_SUCCESS', bad: 0, tie: 1 + 2 ** -10})
+      expect(r.relErr as number).toBeLessThan(1e-2) // 16 products of inputs rounded by up to 2^-11 each
+      expect(r.relErr as number).toBeGreaterThan(1e-6) // the inputs were rounded
+    }
   })
 
   it('the fragment layout is opaque: every element in exactly one lane, not in row-major order', () => {

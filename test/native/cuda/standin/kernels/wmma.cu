@@ -79,3 +79,20 @@ extern "C" __global__ void wmma_layout(const __nv_bfloat16* a, float* out) {
   wmma::load_matrix_sync(fa, a, 16);
   for (int i = 0; i < fa.num_elements; i++) out[threadIdx.x * fa.num_elements + i] = static_cast<float>(fa.x[i]);
 }
+
+// d [16, 16] = a [16, 16] · b [16, 16] + c (all row-major fp32) on tf32: two m16n16k8 steps, each
+// fragment element rounded by __float_to_tf32 after the load (element-wise: layout-free).
+extern "C" __global__ void wmma_gemm_tf32(const float* a, const float* b, const float* c, float* d) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+  wmma::load_matrix_sync(acc, c, 16, wmma::mem_row_major);
+  for (int kk = 0; kk < 2; kk++) {
+    wmma::load_matrix_sync(fa, a + kk * 8, 16);
+    wmma::load_matrix_sync(fb, b + kk * 8 * 16, 16);
+    for (int i = 0; i < fa.num_elements; i++) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+    for (int i = 0; i < fb.num_elements; i++) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(d, acc, 16, wmma::mem_row_major);
+}
