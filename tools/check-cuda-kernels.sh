@@ -3,7 +3,11 @@
 # its folder) to CUBIN for each architecture with a real NVRTC, opened by dlopen the way span's
 # cuda addon opens it (tools/nvrtc-compile.cc, built here with native/cuda/src/loader.cc), and
 # with nvcc -cubin where nvcc is. No GPU needed. A compile error fails the check.
-#   tools/check-cuda-kernels.sh [--arch sm_80,sm_90] [--nvrtc LIB --builtins LIB] [FILE.cu ...]
+#   tools/check-cuda-kernels.sh [--arch sm_80,sm_90] [--nvrtc LIB --builtins LIB] [--cuda-include DIR] [FILE.cu ...]
+# --cuda-include: CUDA's headers for the kernels that include <mma.h>/<cuda_bf16.h> (NVRTC has no
+# copy of them; span's backend passes the same folder, src/core/engine/cuda/cuda-include.ts). Without
+# it: the first of $SPAN_CUDA_INCLUDE, the toolkit's include beside NVRTC, the CUDA 11.8 headers of
+# tools/ci-cuda-deps.sh (for NVRTC 11), $CUDA_HOME/include (/usr/local/cuda) that holds mma.h.
 # Without --nvrtc: the newest libnvrtc.so.N in the system loader's cache (Debian's 11.8 from
 # tools/ci-cuda-deps.sh here; CUDA 13's on a GPU machine) and the libnvrtc-builtins beside it.
 # Exit 0 when all compile, 1 on a compile error, 2 when no NVRTC or no C++ compiler is found.
@@ -12,12 +16,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 archs=sm_80,sm_90
 nvrtc=""
 builtins=""
+cuda_inc=""
 nvcc=${NVCC:-${CUDA_HOME:-/usr/local/cuda}/bin/nvcc}
 while [ $# -gt 0 ]; do
   case $1 in
     --arch) archs=$2; shift 2 ;;
     --nvrtc) nvrtc=$2; shift 2 ;;
     --builtins) builtins=$2; shift 2 ;;
+    --cuda-include) cuda_inc=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -34,6 +40,20 @@ if [ -z "$nvrtc" ] || [ -z "$builtins" ]; then
   echo "check-cuda-kernels: no NVRTC found (tools/ci-cuda-deps.sh installs Debian's 11.8); pass --nvrtc and --builtins" >&2
   exit 2
 fi
+if [ -z "$cuda_inc" ]; then
+  case $nvrtc in *.so.11*) c118=${SPAN_CUDA118_DIR:-/opt/span-cuda-11.8}/include ;; *) c118="" ;; esac
+  for d in "${SPAN_CUDA_INCLUDE:-}" "$(dirname "$nvrtc")/../include" "$c118" "${CUDA_HOME:-/usr/local/cuda}/include"; do
+    if [ -n "$d" ] && [ -f "$d/mma.h" ] && [ -f "$d/cuda_bf16.h" ]; then
+      cuda_inc=$d
+      break
+    fi
+  done
+fi
+if [ -n "$cuda_inc" ]; then
+  echo "CUDA headers $cuda_inc"
+else
+  echo "check-cuda-kernels: no CUDA headers (mma.h) found: the kernels that include them fail; pass --cuda-include" >&2
+fi
 cxx=${CXX:-g++}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -45,7 +65,7 @@ fi
 bad=0
 for arch in $(echo "$archs" | tr , ' '); do
   rc=0
-  "$tmp/nvrtc-compile" "$builtins" "$nvrtc" "$arch" "$kernels" "$@" || rc=$?
+  "$tmp/nvrtc-compile" "$builtins" "$nvrtc" "$arch" "$kernels${cuda_inc:+:$cuda_inc}" "$@" || rc=$?
   [ "$rc" != 2 ] || exit 2 # NVRTC did not open
   [ "$rc" = 0 ] || bad=1
 done

@@ -8,7 +8,8 @@
 # so it fits 8 minutes with the unpacking) and the script going on past a failed one:
 #   unpack     the bundle into a temporary folder (span/bin/span, its node)
 #   doctor     span doctor (GPU, driver, NVRTC, cuBLASLt)
-#   selftest   span doctor --selftest --backend cuda (every kernel, then a tiny step vs native)
+#   selftest   span doctor --selftest --backend cuda (every kernel, the bf16 tensor-core attention
+#              vs native on bf16-rounded inputs: the real wmma fragments; then a tiny step vs native)
 #   abi        tools/check-cuda-abi.sh --all against the machine's CUDA headers
 #   nccl_abi   tools/check-nccl-abi.sh against nccl.h where one is found (NVIDIA's nccl wheel)
 #   cublaslt   tools/compare-cublaslt-cases.py: the real cuBLASLt on fixtures/cuda/cublaslt-cases.json

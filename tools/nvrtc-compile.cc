@@ -1,7 +1,7 @@
 // Compiles CUDA C sources to CUBIN with a real NVRTC, opened the way span's cuda addon opens it
 // (native/cuda/src/loader.cc: openFirst, libnvrtc-builtins before libnvrtc, RTLD_GLOBAL, the
 // prototypes of abi.h). Used by tools/check-cuda-kernels.sh; needs no GPU.
-//   nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIR FILE...
+//   nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIRS FILE...   (INCLUDE_DIRS: folders separated by ':')
 // For each FILE: "ok FILE ARCH N bytes" (a CUBIN, ELF), or the compile log and exit 1.
 #include <cstdio>
 #include <cstring>
@@ -51,9 +51,15 @@ int compileOne(const Nvrtc& n, const std::string& file, const std::string& arch,
   SPAN_nvrtcProgram p = nullptr;
   SPAN_nvrtcResult r = n.create(&p, text.str().c_str(), file.c_str(), 0, nullptr, nullptr);
   if (r != SPAN_NVRTC_SUCCESS) return std::fprintf(stderr, "nvrtc-compile: %s: create: %s\n", file.c_str(), n.error(r)), 1;
-  const std::string archOpt = "--gpu-architecture=" + arch, incOpt = "--include-path=" + inc;
-  const char* opts[] = {archOpt.c_str(), incOpt.c_str(), "--std=c++17"};
-  r = n.compile(p, 3, opts);
+  std::vector<std::string> own = {"--gpu-architecture=" + arch, "--std=c++17"};
+  for (size_t a = 0, b; a <= inc.size(); a = b + 1) {
+    b = inc.find(':', a);
+    if (b == std::string::npos) b = inc.size();
+    if (b > a) own.push_back("--include-path=" + inc.substr(a, b - a));
+  }
+  std::vector<const char*> opts;
+  for (const auto& o : own) opts.push_back(o.c_str());
+  r = n.compile(p, static_cast<int>(opts.size()), opts.data());
   std::string log = logOf(n, p);
   size_t size = 0;
   std::vector<char> bin;
@@ -73,7 +79,7 @@ int compileOne(const Nvrtc& n, const std::string& file, const std::string& arch,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 6) return std::fprintf(stderr, "usage: nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIR FILE...\n"), 2;
+  if (argc < 6) return std::fprintf(stderr, "usage: nvrtc-compile BUILTINS_SO NVRTC_SO ARCH INCLUDE_DIRS FILE...\n"), 2;
   span_cuda::Opened builtins = span_cuda::openFirst({argv[1]});
   span_cuda::Opened lib = span_cuda::openFirst({argv[2]});
   if (!builtins.handle || !lib.handle)

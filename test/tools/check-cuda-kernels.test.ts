@@ -34,6 +34,11 @@ describe.skipIf(why !== null)(`tools/check-cuda-kernels.sh with a real NVRTC${wh
     for (const k of kernels) for (const arch of ['sm_80', 'sm_90']) expect(all.stdout).toMatch(new RegExp(`^ok \\S*/${k} ${arch} \\d+ bytes$`, 'm'))
   })
 
+  it('passes NVRTC the CUDA headers the tensor-core kernels include (<mma.h>: the 11.8 ones of ci-cuda-deps.sh for NVRTC 11.8)', () => {
+    expect(all.stdout).toMatch(/^CUDA headers \S+$/m)
+    expect(all.stdout).toMatch(/^ok \S*\/flash_attention_wmma\.cu sm_90 \d+ bytes$/m)
+  })
+
   it.skipIf(!NVCC)('and with nvcc -cubin (CUDA 13)', () => {
     for (const k of kernels) for (const arch of ['sm_80', 'sm_90']) expect(all.stdout).toMatch(new RegExp(`^ok nvcc \\S*/${k} ${arch} \\d+ bytes$`, 'm'))
   })

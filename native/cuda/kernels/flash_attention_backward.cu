@@ -15,7 +15,13 @@
 // ·scale + mask), so P here is exp of the same float u minus the saved lse.
 //
 // Plain fp32 FMA, no tensor cores. SPAN_FA_D, SPAN_FA_N as in the forward file; both kernels:
-// grid (⌈T/N⌉, A, B), block (N, 1, 1), shared memory (2·N·D + 2·N)·4 bytes. Deterministic.
+// grid (⌈T/N⌉, A, B), block (N, 1, 1), a thread per row. So that the per-thread arrays fit in
+// registers (ptxas for sm_90 spilled 684 bytes per thread of dk, dv at d = 64 when k, v and both
+// sums were registers), the rows only dot products read (dctx's for dq; k's and v's for dk, dv) are
+// in shared memory, padded to d + 1 floats (no bank conflicts), and the tiles of the other side are
+// N/2 keys (dq) or N/4 queries (dk, dv): shared memory (2·(N/2)·D + N·(D+1) + N/2)·4 and
+// (2·N·(D+1) + 2·(N/4)·D + N/2)·4 bytes (≤ 42 KiB for N = 64, D = 64 and N = 32, D = 128).
+// The sums run in the same order as before, so the results are the same bits. Deterministic.
 
 #ifndef SPAN_FA_D
 #define SPAN_FA_D 64
@@ -23,6 +29,9 @@
 #ifndef SPAN_FA_N
 #define SPAN_FA_N 64
 #endif
+#define FAB_P (SPAN_FA_D + 1)     // row stride of the per-thread rows in shared memory: thread i's row starts in bank i·(d+1) mod 32
+#define FAB_NK (SPAN_FA_N / 2)    // keys per tile of the dq kernel
+#define FAB_NQ (SPAN_FA_N / 4)    // queries per tile of the dk, dv kernel
 
 static __device__ __forceinline__ unsigned long long fab_splitmix(unsigned long long z) {
   z += 0x9e3779b97f4a7c15ull;
@@ -49,18 +58,19 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
                                          const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                          const float* __restrict__ lse, float* __restrict__ dq, int T, int A, float scale, float keep,
                                          const unsigned long long* __restrict__ seedp) {
-  __shared__ float Ks[SPAN_FA_N * SPAN_FA_D], Vs[SPAN_FA_N * SPAN_FA_D], Ms[SPAN_FA_N];
+  __shared__ float Ks[FAB_NK * SPAN_FA_D], Vs[FAB_NK * SPAN_FA_D], Ms[FAB_NK], Dr[SPAN_FA_N * FAB_P];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, t = blockIdx.x * SPAN_FA_N + threadIdx.x;
   const bool row = t < T;
   const long long off = (b * T + (row ? t : 0)) * H + h * SPAN_FA_D;
   const unsigned long long base = fab_splitmix(*seedp), first = ((unsigned long long)(b * A + h) * T + (row ? t : 0)) * T;
   const float invKeep = 1.0f / keep, L = row ? lse[(b * A + h) * T + t] : 0.0f;
-  float qr[SPAN_FA_D], dor[SPAN_FA_D], acc[SPAN_FA_D];
+  float* dor = Dr + threadIdx.x * FAB_P;  // this thread's row of dctx (shared: registers hold q and the sums)
+  float qr[SPAN_FA_D], acc[SPAN_FA_D];
   for (int c = 0; c < SPAN_FA_D; c++) qr[c] = q[off + c], dor[c] = dctx[off + c], acc[c] = 0.0f;
   const float D = fab_dot(dor, ctx + off);
-  for (int s0 = 0; s0 < T; s0 += SPAN_FA_N) {
-    const int cnt = min(SPAN_FA_N, T - s0);
+  for (int s0 = 0; s0 < T; s0 += FAB_NK) {
+    const int cnt = min(FAB_NK, T - s0);
     __syncthreads();  // every thread is done with the previous tile
     for (int i = threadIdx.x; i < cnt * SPAN_FA_D; i += SPAN_FA_N) {
       const long long g = (b * T + s0 + i / SPAN_FA_D) * H + h * SPAN_FA_D + i % SPAN_FA_D;
@@ -71,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     if (!row) continue;
     for (int j = 0; j < cnt; j++) {
       const float* kj = Ks + j * SPAN_FA_D;
-      const float P = expf(fab_dot(qr, kj) * scale + Ms[j] - L);
+      const float P = L == __int_as_float(0xff800000) ? 0.0f : expf(fab_dot(qr, kj) * scale + Ms[j] - L);  // a row of −∞ only: P = 0
       const float dS = P * (fab_dot(dor, Vs + j * SPAN_FA_D) * fab_keep(base, first + s0 + j, keep, invKeep) - D) * scale;
       for (int c = 0; c < SPAN_FA_D; c++) acc[c] += dS * kj[c];
     }
@@ -86,17 +96,19 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
                                            const float* __restrict__ v, const float* __restrict__ ctx, const float* __restrict__ mask,
                                            const float* __restrict__ lse, float* __restrict__ dk, float* __restrict__ dv, int T, int A,
                                            float scale, float keep, const unsigned long long* __restrict__ seedp) {
-  __shared__ float Qs[SPAN_FA_N * SPAN_FA_D], Os[SPAN_FA_N * SPAN_FA_D], Ls[SPAN_FA_N], Ds[SPAN_FA_N];
+  __shared__ float Kr[SPAN_FA_N * FAB_P], Vr[SPAN_FA_N * FAB_P], Qs[FAB_NQ * SPAN_FA_D], Os[FAB_NQ * SPAN_FA_D], Ls[FAB_NQ], Ds[FAB_NQ];
   const long long b = blockIdx.z, H = (long long)A * SPAN_FA_D;
   const int h = blockIdx.y, s = blockIdx.x * SPAN_FA_N + threadIdx.x;
   const bool row = s < T;
   const long long off = (b * T + (row ? s : 0)) * H + h * SPAN_FA_D;
   const unsigned long long base = fab_splitmix(*seedp), head = (unsigned long long)(b * A + h) * T;
   const float invKeep = 1.0f / keep, ms = mask[b * T + (row ? s : 0)];
-  float kr[SPAN_FA_D], vr[SPAN_FA_D], gk[SPAN_FA_D], gv[SPAN_FA_D];
+  float* kr = Kr + threadIdx.x * FAB_P;  // this thread's rows of k and v (shared: registers hold the two sums)
+  float* vr = Vr + threadIdx.x * FAB_P;
+  float gk[SPAN_FA_D], gv[SPAN_FA_D];
   for (int c = 0; c < SPAN_FA_D; c++) kr[c] = k[off + c], vr[c] = v[off + c], gk[c] = 0.0f, gv[c] = 0.0f;
-  for (int t0 = 0; t0 < T; t0 += SPAN_FA_N) {
-    const int cnt = min(SPAN_FA_N, T - t0);
+  for (int t0 = 0; t0 < T; t0 += FAB_NQ) {
+    const int cnt = min(FAB_NQ, T - t0);
     __syncthreads();  // every thread is done with the previous tile
     for (int i = threadIdx.x; i < cnt * SPAN_FA_D; i += SPAN_FA_N) {
       const long long g = (b * T + t0 + i / SPAN_FA_D) * H + h * SPAN_FA_D + i % SPAN_FA_D;
@@ -112,7 +124,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     for (int i = 0; i < cnt; i++) {
       const float* qi = Qs + i * SPAN_FA_D;
       const float* doi = Os + i * SPAN_FA_D;
-      const float P = expf(fab_dot(qi, kr) * scale + ms - Ls[i]);
+      const float P = Ls[i] == __int_as_float(0xff800000) ? 0.0f : expf(fab_dot(qi, kr) * scale + ms - Ls[i]);
       const float z = fab_keep(base, (head + t0 + i) * T + s, keep, invKeep);
       const float dS = P * (fab_dot(doi, vr) * z - Ds[i]) * scale;
       const float pz = P * z;

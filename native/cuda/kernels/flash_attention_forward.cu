@@ -22,8 +22,9 @@
 // Compile-time sizes (NVRTC -D): SPAN_FA_D = d (head width), SPAN_FA_N = threads per block = query
 // rows per block = keys per tile; shared memory (2·N·D + N)·4 bytes (N = 64, D = 64: 33 KiB).
 // Launch: grid (⌈T/N⌉, A, B), block (N, 1, 1). Deterministic (fixed order, no atomics).
-// The mask must be finite (span's is 0 or −10000): a key tile whose every score is −∞ would make
-// the rescaling exp(−∞ − (−∞)) a NaN, where the simple path's softmax over the whole row does not.
+// A mask of −∞ is allowed (span's is 0 or −10000): a key tile whose every score is −∞ adds nothing
+// (the rescaling factor is 1 while every key so far is −∞, not exp(−∞ + ∞) = NaN); a row whose every
+// key is −∞ gives ctx = 0 and lse = −∞ (the backward kernels then give P = 0).
 
 #ifndef SPAN_FA_D
 #define SPAN_FA_D 64
@@ -71,11 +72,12 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
       sc[j] = dot * scale + Ms[j];
       mt = fmaxf(mt, sc[j]);
     }
-    const float corr = expf(m - mt);  // 0 on the first tile (m = −∞)
+    const bool none = mt == __int_as_float(0xff800000);  // every key so far is −∞: P = 0, nothing to rescale
+    const float corr = none ? 1.0f : expf(m - mt);       // 0 after tiles of −∞ only (m = −∞), never exp(−∞ + ∞)
     l *= corr;
     for (int c = 0; c < SPAN_FA_D; c++) o[c] *= corr;
     for (int j = 0; j < cnt; j++) {
-      const float p = expf(sc[j] - mt);
+      const float p = none ? 0.0f : expf(sc[j] - mt);
       l += p;
       const float pz = keep >= 1.0f ? p : (float)(fa_splitmix(base + first + s0 + j) >> 40) * (1.0f / 16777216.0f) < keep ? p * invKeep : 0.0f;
       if (pz != 0.0f)
@@ -84,8 +86,8 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
     m = mt;
   }
   if (!row) return;
-  const float inv = 1.0f / l;
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a row whose every key is −∞: ctx 0, lse −∞
   float* cp = ctx + (b * T + t) * H + h * SPAN_FA_D;
   for (int c = 0; c < SPAN_FA_D; c++) cp[c] = o[c] * inv;
-  lse[(b * A + h) * T + t] = m + logf(l);
+  lse[(b * A + h) * T + t] = l > 0.0f ? m + logf(l) : m;
 }

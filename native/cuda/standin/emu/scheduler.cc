@@ -198,7 +198,8 @@ int rtBarrier(int op, int pred) {
 
 const char* warpOpName(int op) {
   static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync", "__any_sync",
-                                "__all_sync", "__syncwarp", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync"};
+                                "__all_sync", "__syncwarp", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+                                "wmma::load_matrix_sync", "wmma::store_matrix_sync", "wmma::mma_sync"};
   return op >= 0 && op < SPAN_EMU_WARP_OPS ? names[op] : "a warp intrinsic";
 }
 
@@ -249,7 +250,10 @@ void computeWarp(unsigned w, unsigned group) {
       case SPAN_EMU_BALLOT: f.result = ballot; break;
       case SPAN_EMU_ANY: f.result = ballot != 0; break;
       case SPAN_EMU_ALL: f.result = ballot == group; break;
-      case SPAN_EMU_SYNCWARP: f.result = 0; break;
+      case SPAN_EMU_SYNCWARP:
+      case SPAN_EMU_WMMA_LOAD:
+      case SPAN_EMU_WMMA_STORE:
+      case SPAN_EMU_WMMA_MMA: f.result = 0; break;
       case SPAN_EMU_REDUCE_ADD:
       case SPAN_EMU_REDUCE_MIN:
       case SPAN_EMU_REDUCE_MAX: f.result = red; break;
@@ -261,6 +265,23 @@ void computeWarp(unsigned w, unsigned group) {
     makeReady(f);
     R.warpWaiting[w]--;
   }
+}
+
+/** A wmma operation: the whole warp (32 lanes, none exited), each with the same pointer and ldm (value). */
+void checkWmma(unsigned w, unsigned group, const Fiber& f) {
+  char msg[240];
+  Fiber* lanes = &R.fibers[w * 32];
+  if (group != 0xffffffffu) {
+    snprintf(msg, sizeof msg, "warp %u: %s needs all 32 lanes of the warp converged; only lanes 0x%08x called it (the others exited or are absent)", w,
+             warpOpName(f.op), group);
+    fail(msg);
+  }
+  for (unsigned l = 1; l < 32; l++)
+    if (lanes[l].value != lanes[0].value) {
+      snprintf(msg, sizeof msg, "warp %u: %s: lanes 0 and %u pass different pointers, ldm or layouts (each must be the same on every lane)", w,
+               warpOpName(f.op), l);
+      fail(msg);
+    }
 }
 
 /** Completes the group of f (same warp, same mask) when every non-exited lane of the mask has joined it. */
@@ -281,6 +302,7 @@ bool tryComplete(Fiber* f) {
                warpOpName(lanes[l].op), f->mask);
       fail(msg);
     }
+  if (f->op >= SPAN_EMU_WMMA_LOAD && f->op <= SPAN_EMU_WMMA_MMA) checkWmma(w, group, *f);
   computeWarp(w, group);
   return true;
 }

@@ -3,6 +3,7 @@ import {readFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {loadCudaAddon} from './addon.js'
+import {cudaIncludeDir} from './cuda-include.js'
 import {allCandidates, realSearchEnv} from './libs.js'
 import type {CudaArg, Dim3} from './kernel-table.js'
 
@@ -69,8 +70,9 @@ export class CudaDevice0 {
     const source = readFileSync(join(KERNEL_DIR, `${file}.cu`), 'utf8')
     const modKey = `${createHash('sha256').update(source).digest('hex')}\0${defs.join(' ')}\0${this.arch}`
     let m = this.modules.get(modKey)
-    // -I: a kernel may include headers of its folder (#include "x.cuh")
-    if (m === undefined) this.modules.set(modKey, (m = this.rt.loadModule(source, `${file}.cu`, ['--std=c++17', `-I${KERNEL_DIR}`, ...defs])))
+    // -I: a kernel may include headers of its folder (#include "x.cuh"), and CUDA's (<mma.h>) where a toolkit is
+    const inc = [KERNEL_DIR, ...(source.includes('<mma.h>') ? [cudaIncludeDir()] : [])].filter((d) => d).map((d) => `-I${d}`)
+    if (m === undefined) this.modules.set(modKey, (m = this.rt.loadModule(source, `${file}.cu`, ['--std=c++17', ...inc, ...defs])))
     this.functions.set(key, (f = this.rt.getFunction(m, fn)))
     return f
   }

@@ -11,6 +11,7 @@ import {cudaKernelNames, cudaKernelOf, registerCudaKernel} from './kernel-table.
 import {fallbackCounts} from './register.js'
 import {selftestCases} from './selftest-cases.js'
 import {graphSelftestRow} from './selftest-graph.js'
+import {wmmaSelftestRow} from './selftest-wmma.js'
 
 /**
  * `span doctor --selftest` (issue 20): every registered cuda kernel against the reference backend
@@ -185,6 +186,7 @@ export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestRepo
   watchKernels()
   const failedCases: string[] = []
   const rows = await kernelRows(refName, failedCases)
+  rows.push(await wmmaSelftestRow(refName)) // bf16 tensor-core attention (selftest-wmma.ts), back at fp32 after
   const want = await tinyStep(refName, preset)
   const got = await tinyStep('cuda', preset)
   rows.push(graphSelftestRow(presetConfig(preset, VOCAB, {hidden_dropout_prob: 0, attention_probs_dropout_prob: 0}), tinyExamples())) // capture and replay (selftest-graph.ts), on cuda as tinyStep left it

@@ -1,4 +1,5 @@
 import {type CudaProbe, probeCuda} from './addon.js'
+import {cudaIncludeDir} from './cuda-include.js'
 import type {SearchEnv} from './libs.js'
 
 /**
@@ -37,7 +38,9 @@ export function describeProbe(p: CudaProbe): string {
     `NVRTC ${cudaVersion(p.nvrtcVersion)} (${p.nvrtc.path})`,
     `cuBLASLt ${ltVersion(p.cublasLtVersion)} (${p.cublasLt.path})`,
   ]
-  return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}`
+  const inc = cudaIncludeDir(p.nvrtc.path)
+  const headers = inc ? `CUDA headers ${inc}` : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'
+  return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}; ${headers}`
 }
 
 /** The cuda line: available when the driver sees the device and NVRTC and cuBLASLt load (start.ts then self-checks it). */

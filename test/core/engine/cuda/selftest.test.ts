@@ -6,7 +6,7 @@ import {buildStandins} from '../../../helpers/cuda-standins.js'
 import {runSpan} from '../../../helpers/spawn.js'
 
 // `span doctor --selftest` (issue 20) on the stand-in device: passes through bin/run.js (exit 0,
-// every kernel and the tiny step in the table); a planted wrong kernel (Neg computing Abs) fails
+// every kernel, the bf16 tensor-core attention and the tiny step in the table); a planted wrong kernel (Neg computing Abs) fails
 // it in-process; without the stand-ins it says why in one line, exit 1.
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
@@ -22,6 +22,7 @@ describe.skipIf(skip)('span doctor --selftest on the stand-in device', () => {
     expect(r.stdout).toMatch(/^SpanAttentionGrad +\d+ +\S+ +ok$/m)
     expect(r.stdout).toMatch(/^tiny step \(loss \+ \d+ grads; worst \S+\) +1 +\S+ +ok$/m)
     expect(r.stdout).toMatch(/^cuda graph \(fwd\+bwd ×3: warm-up, captured, replayed\) +3 +\S+ +ok$/m) // selftest-graph.ts
+    expect(r.stdout).toMatch(/^tensor-core attention \(bf16, d 16 and 64, fwd\+bwd; ≤ 0\.02\) +2 +\S+ +ok$/m) // selftest-wmma.ts
     expect(r.stdout).toMatch(/selftest: all \d+ passed/)
   }, 120_000)
 

@@ -1,6 +1,7 @@
 import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {cudaIncludeDir} from '../../../../src/core/engine/cuda/cuda-include.js'
 import {cudaStatus} from '../../../../src/core/engine/cuda/status.js'
 import {realFs} from '../../../../src/core/engine/cuda/libs.js'
 import {buildFakeCuda} from './fake-cuda.js'
@@ -39,7 +40,10 @@ describe('cuda status', () => {
     expect(s.available).toBe(true)
     expect(s.detail).toBe(
       `Fake GPU, 80.0 GiB (60.0 free), compute capability 9.0, 132 SMs; ` +
-        `driver 12.8 (${dir}/libcuda.so.1), NVRTC 12.8 (${dir}/libnvrtc.so.12), cuBLASLt 12.8.4 (${dir}/libcublasLt.so.12)`,
+        `driver 12.8 (${dir}/libcuda.so.1), NVRTC 12.8 (${dir}/libnvrtc.so.12), cuBLASLt 12.8.4 (${dir}/libcublasLt.so.12); ` +
+        (cudaIncludeDir(join(dir, 'libnvrtc.so.12'))
+          ? `CUDA headers ${cudaIncludeDir(join(dir, 'libnvrtc.so.12'))}`
+          : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'),
     )
     expect(cudaStatus(3, {env: {SPAN_CUDA_LIBS: dir}, home: '/nonexistent', fs: realFs}).detail).toBe('device 3: CUDA_ERROR_INVALID_DEVICE (1 found)')
   })

@@ -5,6 +5,7 @@
 //   harness DIR SCENARIO KERNELS_DIR [ARGS...]
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -254,9 +255,123 @@ int dynsmem(int n, int block, int big, bool ptx) {
   return 0;
 }
 
+/** d = 2·(a·b + c) by wmma_gemm (wmma.cu) on bf16 a [16, 32], b [32, 16]: the largest difference from
+ *  the emulator's stated rounding (fp32 sums, k ascending, from c: bit for bit) and from a double reference. */
+int wmmaGemm(int bcol, int dcol) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto bf = [](float x) {
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;  // round to nearest even (no NaN here)
+    memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> a(512), b(512), c(256);
+  for (auto& x : a) x = bf(u(rng));
+  for (auto& x : b) x = bf(u(rng));
+  for (auto& x : c) x = u(rng);
+  std::vector<uint16_t> ah(512), bh(512);
+  for (int i = 0; i < 512; i++) {
+    uint32_t bits;
+    memcpy(&bits, &a[i], 4), ah[i] = static_cast<uint16_t>(bits >> 16);
+    int k = i / 16, n = i % 16;  // b[k][n] row-major; column-major stores it at n·32 + k
+    memcpy(&bits, &b[i], 4), bh[bcol ? n * 32 + k : i] = static_cast<uint16_t>(bits >> 16);
+  }
+  SPAN_CUfunction f = function("wmma.cu", "wmma_gemm");
+  SPAN_CUdeviceptr da = upload(ah), db = upload(bh), dc = upload(c), dd;
+  CHECK(A.cuMemAlloc_v2(&dd, 256 * 4));
+  void* params[] = {&da, &db, &dc, &dd, &bcol, &dcol};
+  int r = A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  if (r) return printf("{\"launch\":%s,\"message\":%s}\n", json(errName(r)).c_str(), json(A.lastError()).c_str()), 0;
+  std::vector<float> d = download<float>(dd, 256);
+  int bad = 0;
+  double err = 0;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      float acc = c[i * 16 + j];
+      double exact = acc;
+      for (int k = 0; k < 32; k++) acc = static_cast<float>(static_cast<double>(acc) + static_cast<double>(a[i * 32 + k]) * b[k * 16 + j]), exact += static_cast<double>(a[i * 32 + k]) * b[k * 16 + j];
+      float got = d[dcol ? j * 16 + i : i * 16 + j];
+      bad += got != 2.0f * acc;
+      err = std::max(err, std::fabs(got - 2.0 * exact) / std::max(1.0, std::fabs(2.0 * exact)));
+    }
+  printf("{\"launch\":\"CUDA_SUCCESS\",\"bad\":%d,\"relErr\":%.3g,\"digest\":\"%s\"}\n", bad, err, digest(d).c_str());
+  return 0;
+}
+
+/** d = a·b + c by wmma_gemm_tf32 on fp32 a, b [16, 16]: the largest difference from the emulator's stated rounding
+ *  (inputs to tf32 by cvt.rna: nearest, ties away; fp32 sums, k ascending, from c: bit for bit) and from a double reference. */
+int wmmaGemmTf32() {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto tf32 = [](float x) {
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    b = (b + 0x1000u) & ~0x1fffu;
+    memcpy(&x, &b, 4);
+    return x;
+  };
+  std::vector<float> a(256), b(256), c(256);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : b) x = u(rng);
+  for (auto& x : c) x = u(rng);
+  a[0] = 1.0f + 0x1000 * std::ldexp(1.0f, -23);  // a tie: away from zero, to 1 + 2^-10
+  SPAN_CUfunction f = function("wmma.cu", "wmma_gemm_tf32");
+  SPAN_CUdeviceptr da = upload(a), db = upload(b), dc = upload(c), dd;
+  CHECK(A.cuMemAlloc_v2(&dd, 256 * 4));
+  void* params[] = {&da, &db, &dc, &dd};
+  int r = A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  if (r) return printf("{\"launch\":%s,\"message\":%s}\n", json(errName(r)).c_str(), json(A.lastError()).c_str()), 0;
+  std::vector<float> d = download<float>(dd, 256);
+  int bad = 0;
+  double err = 0;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++) {
+      float acc = c[i * 16 + j];
+      double exact = acc;
+      for (int k = 0; k < 16; k++) {
+        const double p = static_cast<double>(tf32(a[i * 16 + k])) * tf32(b[k * 16 + j]);
+        acc = static_cast<float>(acc + p), exact += static_cast<double>(a[i * 16 + k]) * b[k * 16 + j];
+      }
+      bad += d[i * 16 + j] != acc;
+      err = std::max(err, std::fabs(d[i * 16 + j] - exact) / std::max(1.0, std::fabs(exact)));
+    }
+  printf("{\"launch\":\"CUDA_SUCCESS\",\"bad\":%d,\"relErr\":%.3g,\"tie\":%.17g}\n", bad, err, tf32(a[0]));
+  return 0;
+}
+
+/** The emulator's fragment layout (wmma_layout): whether the 256 elements are spread over the 32 lanes × 8 exactly once, and whether in row-major order (they must not be). */
+int wmmaLayout() {
+  std::vector<uint16_t> a(256);
+  for (int i = 0; i < 256; i++) {
+    float f = static_cast<float>(i);  // exact in bf16 (8 significant bits)
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    a[i] = static_cast<uint16_t>(bits >> 16);
+  }
+  SPAN_CUfunction f = function("wmma.cu", "wmma_layout");
+  SPAN_CUdeviceptr da = upload(a), dout;
+  CHECK(A.cuMemAlloc_v2(&dout, 256 * 4));
+  void* params[] = {&da, &dout};
+  CHECK(A.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+  std::vector<float> out = download<float>(dout, 256);
+  std::vector<int> seen(256, 0);
+  bool inOrder = true;
+  for (int i = 0; i < 256; i++) {
+    int v = static_cast<int>(out[i]);
+    if (v >= 0 && v < 256) seen[v]++;
+    inOrder = inOrder && v == i;
+  }
+  int once = 0;
+  for (int c : seen) once += c == 1;
+  printf("{\"once\":%d,\"inOrder\":%s}\n", once, inOrder ? "true" : "false");
+  return 0;
+}
+
 /** A kernel of faults.cu: the launch's result and message, then whether the context stays failed. */
-int fault(const char* name, int block) {
-  SPAN_CUfunction f = function("faults.cu", name);
+int fault(const char* name, int block, const char* file = "faults.cu") {
+  SPAN_CUfunction f = function(file, name);
   std::vector<int> init(block, 1);
   if (strcmp(name, "asserts") == 0) init[block - 1] = -1;
   SPAN_CUdeviceptr d = upload(init);
@@ -429,6 +544,10 @@ int main(int argc, char** argv) {
   if (s == "reduce-twice") return reduceTwice(arg(0, 0) != 0);
   if (s == "guard") return guard(argv[4]);
   if (s == "fault") return fault(argv[4], arg(1, 64));
+  if (s == "wmma") return wmmaGemm(arg(0, 0), arg(1, 0));
+  if (s == "wmma-layout") return wmmaLayout();
+  if (s == "wmma-tf32") return wmmaGemmTf32();
+  if (s == "wmma-fault") return fault(argv[4], arg(1, 32), "wmma.cu");
   fprintf(stderr, "unknown scenario %s\n", s.c_str());
   return 2;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPAN_EMU_ABI 1
+#define SPAN_EMU_ABI 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +44,11 @@ enum SpanEmuWarpOp {
   SPAN_EMU_REDUCE_ADD,
   SPAN_EMU_REDUCE_MIN,
   SPAN_EMU_REDUCE_MAX,
+  /* nvcuda::wmma (mma.h of the prelude): warp-collective, every lane of the warp with mask
+     0xffffffff; value is the call's pointer/ldm digest, which must be the same on every lane */
+  SPAN_EMU_WMMA_LOAD,
+  SPAN_EMU_WMMA_STORE,
+  SPAN_EMU_WMMA_MMA,
   SPAN_EMU_WARP_OPS
 };
 
