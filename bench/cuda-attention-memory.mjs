@@ -93,7 +93,9 @@ for (const precision of precisions) {
       saved_activations_saved_by_flash_mib: MiB(rows[`simple${last}`].saved - rows[`flash${last}`].saved),
       tt_tensor_mib: MiB(tt(last)),
       tt_saved_expected_mib: MiB((layers + 1) * tt(last)), // L saved probs + the zeros tfjs makes as the gradient of a layer's probs output
-      tt_peak_expected_mib: MiB((layers + 2) * tt(last)), // L saved probs + dropout(P) and dP of a layer's backward, if the peak is there
+      // at the peak (the backward pass's end): the L saved probs and the L zeros tfjs made as the gradient of each
+      // layer's probs output (tfjs' backpropagateGradients keeps every gradient it made until the pass ends)
+      tt_peak_expected_mib: MiB(2 * layers * tt(last)),
       per_sample_peak_slope_mib:
         batches.length < 2 ? null : Object.fromEntries(['simple', 'flash'].map((m) => [m, MiB((rows[`${m}${b2}`].peak - rows[`${m}${b1}`].peak) / (b2 - b1))])),
       [`scaled_to_${scaleTo}x${T}`]:
@@ -106,7 +108,7 @@ for (const precision of precisions) {
               saved_simple_mib: MiB(scaled('simple', 'saved')),
               saved_flash_mib: MiB(scaled('flash', 'saved')),
               tt_tensor_mib: MiB(tt(scaleTo)),
-              tt_peak_expected_mib: MiB((layers + 2) * tt(scaleTo)),
+              tt_peak_expected_mib: MiB(2 * layers * tt(scaleTo)),
             },
       chunk_above: CHUNK_ABOVE,
     }),
