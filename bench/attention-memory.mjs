@@ -108,8 +108,8 @@ console.log(
     // the L saved probs, and the zeros tfjs' backprop makes as the gradient of the probs output of the layer it is in
     tt_saved_expected_mib: MiB((layers + 1) * tt),
     tt_tensor_mib: MiB(tt),
-    tt_peak_expected_mib: MiB((layers + 2) * tt), // L saved probs + Pd and dP of a layer in backward, if the peak is there
+    tt_peak_expected_mib: MiB(2 * layers * tt), // at the backward pass's end: L saved probs + the L zeros tfjs made as their gradients (kept to the end)
     base_16x512_tt_tensor_mib: MiB(base16),
-    base_16x512_12_layers_tt_mib: MiB(14 * base16),
+    base_16x512_12_layers_tt_mib: MiB(24 * base16),
   }),
 )

@@ -7,7 +7,9 @@
  *   runtime + 4·(PARAM_COPIES·P + EMBED_COPIES·V·H) + 4·B·[ T·L·(ACT_H·H + ACT_I·I) + ATT·A·T²·L ] + decoders
  *
  * decoders = 4·B·LOGITS·(n_mlm + n_sbo)·V while a decoder's logits fit in CHUNK_ABOVE, else
- * 4·CHUNK_COPIES·CHUNK_FLOATS (model/decoder-loss.ts: the logits made and scored a chunk at a time).
+ * 4·CHUNK_COPIES·CHUNK_FLOATS (model/decoder-loss.ts: the logits made and scored a chunk at a time);
+ * plus, for NCCL data parallel on cuda (world > 1), 4·NCCL_GRAD_COPIES·P: the gradient buckets
+ * packed and summed on the device (dist/nccl-device.ts).
  *
  * P parameters (float32 weights, gradients, AdamW's two moments), V·H the word embeddings (whose
  * gradient comes from a gather and the tied decoders, made and summed in more copies); B rows of T tokens (the longest example of the
@@ -41,6 +43,14 @@ export const LOGITS = 1.8
 export const CHUNK_COPIES = 4
 /** … and this many further copies of the word embeddings [V, H] (its gradient summed over the chunks). */
 export const CHUNK_EMBED_COPIES = 0
+/**
+ * float32 copies of every gradient that NCCL data parallel on cuda holds at once
+ * (dist/nccl-device.ts allReduceGradsOnDevice): every bucket packed into one buffer, all-reduced
+ * out-of-place into another, both live until the step's buckets are cut back into the gradients.
+ * Counted on top of the activations although the backward pass has freed them by then: the
+ * caching allocator keeps blocks by size class, and the activations' blocks are not the buckets'.
+ */
+export const NCCL_GRAD_COPIES = 2
 /** Bytes per example of the data index (offset, length, line number) and sampler. */
 const INDEX_BYTES = 24
 
@@ -51,6 +61,7 @@ export interface PlanShape {
   seqLen: number // padded length of a batch: the longest example, at most --max-len
   ratio: number // share of each row's tokens that are MLM targets (--ratio; masked data: its own)
   examples: number // examples in the data (the index)
+  allReduceOnDevice?: boolean // NCCL data parallel on cuda (world > 1): the gradient buckets on the device
 }
 
 /** The parts of a run's peak memory, in bytes (parameters: a count). */
@@ -61,6 +72,7 @@ export interface MemoryPlan {
   activations: number // what the gradient tape keeps through the encoder for one micro-batch
   logits: number // the MLM and SBO decoder logits of one micro-batch, with their gradient
   runtime: number // the process before its model, and the data index
+  collective: number // NCCL's gradient buckets on the device (0 unless allReduceOnDevice)
   total: number
 }
 
@@ -83,7 +95,9 @@ export function planMemory(s: PlanShape): MemoryPlan {
   const activations = 4 * s.batch * (T * L * (ACT_H * m.hidden_size + ACT_I * m.intermediate_size) + ATT * m.num_attention_heads * T * T * L)
   const logits = decoderBytes(m, s.batch * perRow, m.objectives.includes('sbo') ? 2 : 1)
   const runtime = RUNTIME_BYTES + INDEX_BYTES * s.examples
-  return {parameters: P, weights, optimiser, activations, logits, runtime, total: weights + optimiser + activations + logits + runtime}
+  const collective = s.allReduceOnDevice ? 4 * NCCL_GRAD_COPIES * P : 0
+  const total = weights + optimiser + activations + logits + runtime + collective
+  return {parameters: P, weights, optimiser, activations, logits, runtime, collective, total}
 }
 
 /**

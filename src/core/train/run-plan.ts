@@ -52,7 +52,8 @@ export function effectiveRows(c: TrainConfig, world: number): {global: number; p
  */
 export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number): {plan: MemoryPlan; notes: string[]} {
   const notes: string[] = []
-  const plan = resolvePlan(c, shape, backend, world, (line) => notes.push(line))
+  const nccl = backend.name === 'cuda' && world > 1 // data parallel on cuda: NCCL's gradient buckets on each device
+  const plan = resolvePlan(c, {...shape, allReduceOnDevice: nccl}, backend, world, (line) => notes.push(line))
   return {plan, notes}
 }
 
@@ -127,7 +128,7 @@ function describePlan(
   log(
     `memory plan (${precision}, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
       `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
-      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; bf16 operand copies ${formatBytes(scratch)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
+      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; bf16 operand copies ${formatBytes(scratch)}` : ''}${p.collective ? `; NCCL gradient buckets ${formatBytes(p.collective)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
   )
 }
 

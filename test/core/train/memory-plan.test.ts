@@ -21,7 +21,8 @@ describe('the memory plan', () => {
 
   it('adds up its parts, and grows with the batch, the length and the model', () => {
     const p = planMemory({...shape('tiny', 128), batch: 8})
-    expect(p.total).toBe(p.weights + p.optimiser + p.activations + p.logits + p.runtime)
+    expect(p.total).toBe(p.weights + p.optimiser + p.activations + p.logits + p.runtime + p.collective)
+    expect(p.collective).toBe(0)
     expect(p.weights).toBe(4 * p.parameters)
     const at = (s: ReturnType<typeof shape>, batch: number) => planMemory({...s, batch}).total
     expect(at(shape('tiny', 128), 16)).toBeGreaterThan(at(shape('tiny', 128), 8))
@@ -32,6 +33,14 @@ describe('the memory plan', () => {
     const four = planMemory({...shape('mini', 512), batch: 4})
     expect(four.activations).toBeCloseTo(4 * one.activations, 0)
     expect(four.optimiser).toBe(one.optimiser)
+  })
+
+  it("counts NCCL data parallel's two device copies of every gradient (buckets packed, then summed)", () => {
+    const alone = planMemory({...shape('base', 512), batch: 4})
+    const nccl = planMemory({...shape('base', 512), batch: 4, allReduceOnDevice: true})
+    expect(nccl.collective).toBe(2 * 4 * nccl.parameters)
+    expect(nccl.total - alone.total).toBe(nccl.collective)
+    expect(nccl.total).toBe(nccl.weights + nccl.optimiser + nccl.activations + nccl.logits + nccl.runtime + nccl.collective)
   })
 
   // The measured peaks of span pretrain (native backend, 3 steps, full-length blocks, bench/memory-plan.mjs) the factors were calibrated on:

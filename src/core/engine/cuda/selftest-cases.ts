@@ -1,13 +1,17 @@
 import * as tf from '@tensorflow/tfjs'
 import {runFused} from '../fused-kernels.js'
+import {bf16Cases} from './selftest-bf16.js'
 import {optimiserCases} from './selftest-optimiser.js'
 
 /**
  * The inputs `span doctor --selftest` runs every cuda kernel on (selftest.ts): odd sizes,
  * broadcasting, empty tensors, int32 and bool, seeded so that both backends see the same values.
- * Each case returns its outputs; selftest.ts runs it on the reference backend and on cuda.
+ * Each case returns its outputs; selftest.ts runs it on the reference backend and on cuda. A case
+ * with a `row` checks a device path that is no registered kernel (the multi-tensor AdamW, bf16
+ * products): the table gives it that row of its own, and its error is not laid on the kernels
+ * that merely ran around it.
  */
-export type SelftestCase = {label: string; f: () => tf.Tensor | tf.Tensor[]}
+export type SelftestCase = {label: string; f: () => tf.Tensor | tf.Tensor[]; row?: string}
 
 /** Seeded uniform values in [lo, hi) (an LCG: the same on every machine). */
 function rand(n: number, seed: number, lo = -2, hi = 2): number[] {
@@ -274,4 +278,5 @@ export const selftestCases = (): SelftestCase[] => [
   ...fusedCases(),
   ...epilogueCases(),
   ...optimiserCases(),
+  ...bf16Cases(),
 ]

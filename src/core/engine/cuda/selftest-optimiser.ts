@@ -38,4 +38,6 @@ function adamwSteps(): tf.Tensor[] {
 }
 
 /** The optimiser's cases for `span doctor --selftest`. */
-export const optimiserCases = (): SelftestCase[] => [{label: 'adamw, all parameters, clipped (2 steps)', f: adamwSteps}]
+export const optimiserCases = (): SelftestCase[] => [
+  {label: 'adamw, all parameters, clipped (2 steps)', row: 'adamw_multi.cu (multi-tensor AdamW, clipped)', f: adamwSteps},
+]

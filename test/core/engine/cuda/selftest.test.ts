@@ -1,7 +1,10 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, describe, expect, it} from 'vitest'
 import {initBackend} from '../../../../src/core/engine/index.js'
-import {runSelftest, selftestTable} from '../../../../src/core/engine/cuda/selftest.js'
+import type {CudaBackend} from '../../../../src/core/engine/cuda/backend.js'
+import {kernelRows, runSelftest, selftestTable} from '../../../../src/core/engine/cuda/selftest.js'
+import {bf16Cases} from '../../../../src/core/engine/cuda/selftest-bf16.js'
+import {optimiserCases} from '../../../../src/core/engine/cuda/selftest-optimiser.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
 import {runSpan} from '../../../helpers/spawn.js'
 
@@ -23,6 +26,8 @@ describe.skipIf(skip)('span doctor --selftest on the stand-in device', () => {
     expect(r.stdout).toMatch(/^tiny step \(loss \+ \d+ grads; worst \S+\) +1 +\S+ +ok$/m)
     expect(r.stdout).toMatch(/^cuda graph \(fwd\+bwd ×3: warm-up, captured, replayed\) +3 +\S+ +ok$/m) // selftest-graph.ts
     expect(r.stdout).toMatch(/^tensor-core attention \(bf16, d 16 and 64, fwd\+bwd; ≤ 0\.02\) +2 +\S+ +ok$/m) // selftest-wmma.ts
+    expect(r.stdout).toMatch(/^adamw_multi\.cu \(multi-tensor AdamW, clipped\) +1 +\S+ +ok$/m) // selftest-optimiser.ts
+    expect(r.stdout).toMatch(/^bf16 GEMM \+ cast_bf16\.cu \(fp32 accumulation\) +1 +\S+ +ok$/m) // selftest-bf16.ts
     expect(r.stdout).toMatch(/selftest: all \d+ passed/)
   }, 120_000)
 
@@ -45,4 +50,49 @@ describe.skipIf(skip)('span doctor --selftest on the stand-in device', () => {
     expect(report.step.ok).toBe(true)
     expect(selftestTable(report)).toMatch(/^Neg .* FAIL$/m)
   }, 120_000)
+
+  /** The rows of `cases` (against native) with the cuda backend's launches of kernel `fn` skipped. */
+  async function rowsWithout(fn: string, cases: Parameters<typeof kernelRows>[2]) {
+    process.env.SPAN_CUDA_LIBS = (standins as {dir: string}).dir
+    await initBackend('native')
+    const reference = tf.getBackend() // native's registered name
+    await initBackend('cuda', {precision: 'fp32'})
+    const b = tf.engine().findBackend('cuda') as unknown as CudaBackend & {launch: (...a: unknown[]) => void}
+    const launch = b.launch
+    b.launch = function (this: CudaBackend, ...a: unknown[]) {
+      if (a[1] !== fn) launch.apply(this, a as Parameters<typeof launch>)
+    }
+    try {
+      const failed: string[] = []
+      return {rows: await kernelRows(reference, failed, cases), failed}
+    } finally {
+      delete (b as Partial<typeof b>).launch // the prototype's again
+    }
+  }
+
+  it('a broken multi-tensor AdamW fails its own row, not the kernels that ran around it', async () => {
+    const {rows, failed} = await rowsWithout('span_adamw_multi_f32', optimiserCases())
+    expect(rows.find((r) => r.kernel.startsWith('adamw_multi.cu'))).toMatchObject({cases: 1, ok: false})
+    const blamed = rows.filter((r) => r.cases > 0 && !r.ok && !r.kernel.startsWith('adamw_multi.cu'))
+    expect(blamed.map((r) => r.kernel)).toEqual([])
+    expect(rows.some((r) => r.cases > 0 && !r.kernel.startsWith('adamw_multi.cu'))).toBe(true) // census kernels ran in the case
+    expect(failed).toEqual([expect.stringMatching(/^adamw, all parameters, clipped \(2 steps\): error /)])
+  }, 60_000)
+
+  it('bf16 products whose operands are not rounded to bf16 fail the bf16 row', async () => {
+    // the cast skipped: cuBLASLt reads bf16 scratch nobody wrote, the cast's own output likewise
+    const {rows} = await rowsWithout('span_f32_to_bf16', bf16Cases())
+    expect(rows.find((r) => r.kernel.startsWith('bf16 GEMM'))).toMatchObject({cases: 1, ok: false})
+    expect(rows.filter((r) => r.cases > 0 && !r.ok && !r.kernel.startsWith('bf16 GEMM')).map((r) => r.kernel)).toEqual([])
+  }, 60_000)
+
+  it('the bf16 and AdamW rows pass on the stand-in device', async () => {
+    const {rows, failed} = await rowsWithout('no such kernel', [...optimiserCases(), ...bf16Cases()])
+    expect(failed).toEqual([])
+    expect(rows.filter((r) => r.cases > 0).every((r) => r.ok)).toBe(true)
+    expect(rows.filter((r) => !r.kernel.match(/^[A-Z]/)).map((r) => r.kernel)).toEqual([
+      'adamw_multi.cu (multi-tensor AdamW, clipped)',
+      'bf16 GEMM + cast_bf16.cu (fp32 accumulation)',
+    ])
+  }, 60_000)
 })
