@@ -9,7 +9,11 @@ import {constants} from 'node:os'
  */
 const STOPPING = ['SIGINT', 'SIGTERM', 'SIGUSR2'] as const
 
-export function watchSignals(): {caught: string | null; dispose(): void} {
+/**
+ * `onCaught` runs in the handler, at once: the loop's metrics writer stops waiting for a reader
+ * of stdout there (LineWriter.stopWaiting), so a loop held by an unread pipe reaches its step's end.
+ */
+export function watchSignals(onCaught?: (name: string) => void): {caught: string | null; dispose(): void} {
   const w = {
     caught: null as string | null,
     dispose: () => {
@@ -19,6 +23,7 @@ export function watchSignals(): {caught: string | null; dispose(): void} {
   function onSignal(name: string): void {
     w.caught = name
     w.dispose()
+    onCaught?.(name)
   }
   for (const s of STOPPING) process.once(s, onSignal)
   return w
