@@ -335,7 +335,7 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
   // queued when the SIGKILL comes are lost, the checkpoint is not (docs/formats.md#stdout-and-signals).
   it('SIGINT to mpirun during finetune glue at --log-every 1: every rank stops after the same step, one checkpoint, and --resume continues it', async () => {
     const tsv = join(tmp, 'sst2-int.tsv')
-    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 40}, (_, i) => `film ${i} was ${i % 2 ? 'good' : 'bad'}\t${i % 2}`).join('\n') + '\n')
+    writeFileSync(tsv, 'sentence\tlabel\n' + Array.from({length: 400}, (_, i) => `film ${i} was ${i % 2 ? 'good' : 'bad'}\t${i % 2}`).join('\n') + '\n')
     const out = join(tmp, 'ft-int')
     const ft = ['node', bin, 'finetune', 'glue', '--task', 'sst-2', '--preset', 'tiny', '--train', tsv, '--max-len', '16', '--epochs', '5000', '--log-every', '1', '--backend', 'native', '--threads', '1', '--dropout', '0', '--batch-size', '4', '--out', out]
     const j = mpiJob(ft, ['--mca', 'odls_base_sigkill_timeout', '10'])
