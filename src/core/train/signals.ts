@@ -43,8 +43,9 @@ export const signalExitCode = (name: string, rank = 0): number =>
  * long after that (measured with Open MPI 4.1), which a step and a save of any real model
  * outlast; SIGUSR2 it forwards to every rank at once and lets them end. Between Ctrl-C and its
  * SIGKILL mpirun also sleeps and reads none of the ranks' output: rank 0's stdout is a pty of
- * about 16 KB, and a rank that fills it (a record a step, fast steps) blocks in write(2) until
- * it is killed, its checkpoint unsaved.
+ * about 16 KB, which a record a step fills; its records then wait in memory, written off the main
+ * thread (metrics-out.ts, base.ts unblockStdout), so the SIGTERM is still seen and the checkpoint
+ * saved; the records still queued at the SIGKILL are lost.
  */
 export function stopAdvice(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.OMPI_COMM_WORLD_SIZE === undefined) return null
