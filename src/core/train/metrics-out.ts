@@ -9,7 +9,7 @@ const DEFAULT_MB = 16 // about 80 000 records of pretrain's: hours of a reader's
  * the wait. Nothing is dropped. docs/formats.md#stdout-and-signals.
  */
 export function patientMetrics(w: LineWriter, log: (line: string) => void, env: NodeJS.ProcessEnv = process.env): LineWriter {
-  const mb = queueMb(env)
+  const mb = metricsQueueMb(env)
   return w.patient(Math.max(1, Math.round(mb * 2 ** 20)), () =>
     log(
       `stdout is not read: ${mb} MiB of metrics records wait to be written; training waits for the reader (SIGINT, SIGTERM or SIGUSR2 still stop it after its step, with a checkpoint)`,
@@ -17,7 +17,8 @@ export function patientMetrics(w: LineWriter, log: (line: string) => void, env: 
   )
 }
 
-function queueMb(env: NodeJS.ProcessEnv): number {
+/** SPAN_METRICS_QUEUE_MB when a positive number, else 16. */
+export function metricsQueueMb(env: NodeJS.ProcessEnv): number {
   const given = env.SPAN_METRICS_QUEUE_MB
   const x = given === undefined || given.trim() === '' ? DEFAULT_MB : Number(given)
   return Number.isFinite(x) && x > 0 ? x : DEFAULT_MB
