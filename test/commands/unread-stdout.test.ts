@@ -111,33 +111,11 @@ describe('a stop signal while stdout is not read', () => {
 
   it('finetune glue past its metrics bound: it waits (said once); SIGUSR2 ends the wait and saves before stdout is read', async () => {
     const out = join(tmp, 'ft')
-    const args = [
-      'finetune',
-      'glue',
-      '--task',
-      'sst-2',
-      '--preset',
-      'tiny',
-      '--train',
-      tsv,
-      '--max-len',
-      '8',
-      '--epochs',
-      '5000',
-      '--log-every',
-      '1',
-      '--backend',
-      'native',
-      '--threads',
-      '1',
-      '--dropout',
-      '0',
-      '--batch-size',
-      '2',
-      '--out',
-      out,
-    ]
-    const r = unreadRun('ft', args, {env: {SPAN_METRICS_QUEUE_MB: '0.01'}}) // 10 KB queued past the full pipe, then the loop waits
+    const base = join(tmp, 'ft-base') // a model as small as pretrain's TINY: cheap steps
+    const pre = spawnSync(process.execPath, [bin, 'pretrain', blocks, ...TINY, '--max-steps', '1', '--out', base], {cwd: tmp, encoding: 'utf8'})
+    expect(pre.status, pre.stderr).toBe(0)
+    const args = `finetune glue --task sst-2 --init ${base} --train ${tsv} --max-len 8 --epochs 5000 --log-every 1 --backend native --threads 1 --dropout 0 --batch-size 2 --out ${out}`
+    const r = unreadRun('ft', args.split(' '), {env: {SPAN_METRICS_QUEUE_MB: '0.01'}}) // 10 KB queued past the full pipe, then the loop waits
     await r.until('said that stdout is not read', () => /stdout is not read: 0\.01 MiB of metrics records wait/.test(r.stderr()))
     r.kill('SIGUSR2')
     await r.until('said the stop checkpoint was saved', () => /saved the checkpoint of step \d+/.test(r.stderr()))
