@@ -79,7 +79,8 @@ export interface Output {
  * output silently (exit 0); an fs.WriteStream on fd 1 writes all bytes or fails with ENOSPC.
  */
 export function stdoutStream(): Writable {
-  if ((process.stdout as unknown as {_type?: string})._type !== 'fs') return process.stdout
+  const type = (process.stdout as unknown as {_type?: string})._type
+  if (type !== 'fs' && !(type === 'tty' && ttyOffThread)) return process.stdout
   if (!stdoutFile) {
     stdoutFile = createWriteStream('', {fd: 1, autoClose: false}) // one for the whole process: writes stay in order
     stdoutFile.on('error', keepStdoutFailure)
@@ -87,6 +88,17 @@ export function stdoutStream(): Writable {
   return stdoutFile
 }
 let stdoutFile: Writable | null = null
+let ttyOffThread = false
+
+/**
+ * For training commands: stdout on a terminal (mpirun's pty for rank 0) is then written as a file
+ * is, from libuv's thread pool, not by Node's blocking write(2) on the main thread, which a
+ * terminal nobody reads holds forever, signal handlers and all (docs/formats.md#stdout-and-signals).
+ * Call before the first write to stdout.
+ */
+export function unblockStdout(): void {
+  ttyOffThread = true
+}
 
 /** Writes text to stdout and waits until it is written; a write error is thrown (EPIPE as PipeClosed). */
 export async function print(text: string): Promise<void> {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
-import {numberFlag, stdoutStream} from './base.js'
+import {numberFlag, stdoutStream, unblockStdout} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {type BackendOptions, backendPrecision} from './core/engine/backend.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from './core/model/checkpoint.js'
@@ -16,6 +16,7 @@ import type {TaskAdapter} from './core/train/adapter.js'
 import {type FinetuneSettings, checkResumeConfig, readFinetuneConfig} from './core/train/finetune-config.js'
 import {finetune} from './core/train/finetune-loop.js'
 import {openScalars} from './core/train/metrics.js'
+import {patientMetrics} from './core/train/metrics-out.js'
 import {signalExitCode} from './core/train/signals.js'
 import {makeProgress} from './core/train/progress.js'
 import {modelDir, openRunDir, realPathOf, resumeDir, runDirOf} from './core/train/run-dir.js'
@@ -142,7 +143,8 @@ export async function runLoop<U, B>(
   }
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const metrics = metricsLoss(log, String(f.out)) // a full stdout: training goes on to its checkpoint, then exit 1 (as pretrain)
-  const out = new LineWriter(stdoutStream(), (err) => metrics.onFail(err))
+  unblockStdout() // the metrics never hold the loop (a stop signal is seen at its step)
+  const out = patientMetrics(new LineWriter(stdoutStream(), (err) => metrics.onFail(err)), log)
   const scalars = await openScalars(launchRank() === 0 ? (f.tensorboard as string | undefined) : undefined) // data-parallel: rank 0 writes
   try {
     const outcome = await finetune(

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags, numberFlag} from '../base.js'
+import {SpanCommand, ioFlags, numberFlag, unblockStdout} from '../base.js'
 import {backendFlags} from '../backend-flags.js'
 import {batchFlags} from '../batch-flags.js'
 import {PRESETS} from '../core/model/config.js'
@@ -8,6 +8,7 @@ import {SpanError, UsageError} from '../core/stream/errors.js'
 import {launchRank} from '../core/dist/launch.js'
 import {resolvePretrainRun} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
+import {patientMetrics} from '../core/train/metrics-out.js'
 import {makeProgress} from '../core/train/progress.js'
 import {modelDir, openRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
 import {signalExitCode} from '../core/train/signals.js'
@@ -94,8 +95,9 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
       const resolved = resolvePretrainRun(args.file, flags, resume)
       const config = {...resolved.config, out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
+      unblockStdout() // the metrics never hold the loop (a stop signal is seen at its step)
       await this.withOutput(writer ? flags.output : '-', async (w) => {
-        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null, inherited: resolved.inherited}, {out: w, log, progress: makeProgress()})
+        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null, inherited: resolved.inherited}, {out: patientMetrics(w, log), log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     } finally {
       run.release()

@@ -13,6 +13,10 @@ export class LineWriter {
   private size = 0
   private failed: Error | null = null
   private last: Promise<void> = Promise.resolve() // the completion of the latest write(2)
+  private limit = 0 // patient(): unwritten bytes the stream may hold before a write waits for its reader
+  private onStall: (() => void) | null = null
+  private unbounded = false // stopWaiting(): no write waits for the reader any more
+  private wake: (() => void) | null = null // ends the current wait for the reader
 
   /**
    * With `onFail`, a write error is reported to it once and later output is dropped instead of
@@ -25,6 +29,24 @@ export class LineWriter {
     out.on('error', (err) => {
       this.failed ??= isPipeClosed(err) ? new PipeClosed() : err // the first error is the cause
     })
+  }
+
+  /**
+   * A training loop's metrics: a write waits for the reader only once `limit` bytes are queued
+   * unwritten (in memory, written as the pipe drains), not at the stream's 16 KB, and `onStall`
+   * says so once; stopWaiting() ends such a wait for good. A reader that never reads then costs
+   * `limit` bytes of memory, and a stop signal is still seen at the next step (docs/formats.md#stdout-and-signals).
+   */
+  patient(limit: number, onStall?: () => void): this {
+    this.limit = limit
+    this.onStall = onStall ?? null
+    return this
+  }
+
+  /** From now on no write waits for the reader (records are queued, none dropped); a waiting one goes on. */
+  stopWaiting(): void {
+    this.unbounded = true
+    this.wake?.()
   }
 
   /** Queues one line (without its newline); resolves once buffered output is accepted. */
@@ -96,18 +118,28 @@ export class LineWriter {
       this.failed ??= isPipeClosed(err) ? new PipeClosed() : (err as Error) // stdout on a file writes synchronously
       return this.fail()
     }
-    if (!ok) await this.drained()
+    if (!ok && this.mustWait()) await this.drained()
     if (this.failed) return this.fail()
+  }
+
+  private mustWait(): boolean {
+    if (this.limit === 0) return true
+    if (this.unbounded || this.out.writableLength <= this.limit) return false
+    this.onStall?.()
+    this.onStall = null // said once
+    return true
   }
 
   private drained(): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
+        this.wake = null
         this.out.off('drain', done)
         this.out.off('error', done)
         this.out.off('close', done)
         resolve()
       }
+      this.wake = done
       this.out.on('drain', done)
       this.out.on('error', done)
       this.out.on('close', done)

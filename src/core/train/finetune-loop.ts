@@ -90,7 +90,7 @@ export async function finetune<U, B>(a: TaskAdapter<U, B>, c: FinetuneSettings, 
     dp.checkSame('resolved config or data', {config: same, data, units: a.units.length, tokens: a.units.reduce((t: number, u) => t + a.tokens(u), 0)})
     dp.broadcast(a.params.entries()) // rank 0's parameters (new heads are seeded alike, but one source is simpler to trust)
     const quiet = {
-      out: {record: async () => {}, flush: async () => {}} as unknown as LineWriter,
+      out: {record: async () => {}, flush: async () => {}, stopWaiting: () => {}} as unknown as LineWriter,
       progress: {start() {}, update() {}, stop() {}},
       scalars: undefined,
     }
@@ -153,7 +153,7 @@ function freshState(c: FinetuneSettings): FinetuneState {
 async function run<U, B>(l: Loop<U, B>, stopAt: number): Promise<FinetuneOutcome> {
   const {c, s} = l
   l.io.progress.start(l.sched.total, s.step)
-  const signal = watchSignals()
+  const signal = watchSignals(() => l.io.out.stopWaiting())
   let window = newWindow()
   try {
     while (s.epoch < c.epochs) {

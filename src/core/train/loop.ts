@@ -115,7 +115,7 @@ function startRanks(run: Run): void {
 
 /** Ranks other than 0 write no metrics and no progress. */
 function quietOut(): LineWriter {
-  return {record: async () => {}, flush: async () => {}} as unknown as LineWriter
+  return {record: async () => {}, flush: async () => {}, stopWaiting: () => {}} as unknown as LineWriter
 }
 
 function quietProgress(): Progress {
@@ -247,7 +247,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
   let saved = run.spec.resume ? run.step : -1
   let evaluated = -1
   let window = newWindow()
-  const signal = watchSignals()
+  const signal = watchSignals(() => io.out.stopWaiting())
   let stop: string | null = null // a signal any rank caught, agreed after every step
   const speed = speedNote(io.log, c['max-steps'] - run.step, `backend ${run.backend.name}`)
   io.progress.start(c['max-steps'], run.step)

@@ -9,7 +9,11 @@ import {constants} from 'node:os'
  */
 const STOPPING = ['SIGINT', 'SIGTERM', 'SIGUSR2'] as const
 
-export function watchSignals(): {caught: string | null; dispose(): void} {
+/**
+ * `onCaught` runs in the handler, at once: the loop's metrics writer stops waiting for a reader
+ * of stdout there (LineWriter.stopWaiting), so a loop held by an unread pipe reaches its step's end.
+ */
+export function watchSignals(onCaught?: (name: string) => void): {caught: string | null; dispose(): void} {
   const w = {
     caught: null as string | null,
     dispose: () => {
@@ -19,6 +23,7 @@ export function watchSignals(): {caught: string | null; dispose(): void} {
   function onSignal(name: string): void {
     w.caught = name
     w.dispose()
+    onCaught?.(name)
   }
   for (const s of STOPPING) process.once(s, onSignal)
   return w
@@ -38,8 +43,9 @@ export const signalExitCode = (name: string, rank = 0): number =>
  * long after that (measured with Open MPI 4.1), which a step and a save of any real model
  * outlast; SIGUSR2 it forwards to every rank at once and lets them end. Between Ctrl-C and its
  * SIGKILL mpirun also sleeps and reads none of the ranks' output: rank 0's stdout is a pty of
- * about 16 KB, and a rank that fills it (a record a step, fast steps) blocks in write(2) until
- * it is killed, its checkpoint unsaved.
+ * about 16 KB, which a record a step fills; its records then wait in memory, written off the main
+ * thread (metrics-out.ts, base.ts unblockStdout), so the SIGTERM is still seen and the checkpoint
+ * saved; the records still queued at the SIGKILL are lost.
  */
 export function stopAdvice(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.OMPI_COMM_WORLD_SIZE === undefined) return null
