@@ -18,6 +18,8 @@
 #   memory     bench/cuda-step.mjs tiny 32x128 200: the allocator's live bytes and tensor count flat
 #   fp32_steps, bf16_steps, bf16_vs_fp32
 #              bench/cuda-step.mjs tiny 32x128 20 at each precision: bf16's last loss within 2% of fp32's
+#   graph_0, graph_1, graph_equal
+#              span pretrain tiny 32x128 40 steps without and with SPAN_CUDA_GRAPH=1: equal losses, tokens/s
 #   bench      bench/vs-torch-gpu.mjs: span and PyTorch eager (SDPA; torch.autocast for bf16) per configuration in bf16, fp32 and TF32
 # Dry run here (SPAN_GPU_CHECK_DRY=1): the stand-ins (SPAN_CUDA_LIBS, default build/standins from
 # `npm run standins`), tiny shapes, span from the checkout when gpu-carry/ has no bundle, and the
@@ -161,6 +163,30 @@ if [ $# -eq 2 ]; then
   fi
 else
   skip bf16_vs_fp32 "a precision's steps did not finish (see the log)"
+fi
+
+# A real span pretrain with and without CUDA graphs (SPAN_CUDA_GRAPH=1, opt-in until this is timed):
+# the same losses (a replayed step equals an eager one on the stand-in, byte for byte), and each
+# one's tokens/s, to decide whether graphs become the default (dry run: 6 tiny steps of 2 x 16)
+if [ "$dry" = 1 ]; then glen=16 g_args=(--batch-size 2 --max-steps 6 --log-every 3); else glen=128 g_args=(--batch-size 32 --max-steps 40 --log-every 10); fi
+graph_lines=""
+if "${span[@]}" tokenize --vocab "$root/fixtures/vocab.txt" "$root/fixtures/corpus.txt" 2>>"$log" | "${span[@]}" block --len $glen >"$work/graph.ndjson" 2>>"$log"; then # blocks: pretrain masks them (pre-masked data is not padded to fixed target counts, so it stays eager)
+  for g in 0 1; do
+    step "graph_$g" 90 env SPAN_CUDA_GRAPH=$g "${span[@]}" pretrain "$work/graph.ndjson" --backend cuda --preset tiny --seed 1 \
+      --vocab "$root/fixtures/vocab.txt" --out "$work/graph-$g" "${g_args[@]}" &&
+      graph_lines="$graph_lines $(grep '"tokens_per_s"' "$work/step.out" | tail -n 1 | tr -d ' ')" &&
+      grep 'cuda graph:' "$work/step.out" | tail -n 1 >>"$log"
+  done
+  set -- $graph_lines
+  if [ $# -eq 2 ]; then
+    if "$node" -e 'const [a, b] = process.argv.slice(1).map(JSON.parse); process.exit(a.loss === b.loss ? 0 : 1)' "$1" "$2"; then
+      record graph_equal ok 0 "eager $1; graphs $2"
+    else
+      record graph_equal failed 0 "losses differ: eager $1; graphs $2"
+    fi
+  fi
+else
+  skip graph_0 "the pretraining data for the graph steps did not build (see the log)"
 fi
 
 # span against PyTorch on the same GPU, whatever time is left
