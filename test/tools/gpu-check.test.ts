@@ -20,7 +20,18 @@ describe.skipIf(skip)('tools/gpu-check.sh dry run on the stand-ins', () => {
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'))
     expect(summary.dry_run).toBe(true)
     const status = Object.fromEntries(summary.steps.map((s: {name: string; status: string}) => [s.name, s.status]))
-    expect(status).toMatchObject({doctor: 'ok', selftest: 'ok', cublaslt: 'ok', tiny_step: 'ok', memory: 'ok', bf16_vs_fp32: 'ok', graph_0: 'ok', graph_1: 'ok', graph_equal: 'ok', bench: 'skipped'})
+    expect(status).toMatchObject({
+      doctor: 'ok',
+      selftest: 'ok',
+      cublaslt: 'ok',
+      tiny_step: 'ok',
+      memory: 'ok',
+      bf16_vs_fp32: 'ok',
+      graph_0: 'ok',
+      graph_1: 'ok',
+      graph_equal: 'ok',
+      bench: 'skipped',
+    })
     expect(summary.memory.flat).toBe(true)
     for (const s of summary.steps) if (s.status === 'skipped') expect(s.detail).not.toBe('')
     expect(readFileSync(join(out, 'gpu-check.log'), 'utf8')).toMatch(/selftest: all \d+ passed/)
