@@ -22,7 +22,8 @@
  * Settings (env): BENCH_DATA (litbank | ontogum), BENCH_PRESET (tiny), BENCH_INIT (a checkpoint instead of
  * the preset), BENCH_EPOCHS (4), BENCH_LR (1e-3), BENCH_TASK_LR (1e-3), BENCH_SEG (128, --max-segment-len),
  * BENCH_FFNN (150), BENCH_DEPTH (1), BENCH_MAX_TRAIN (documents; default all), BENCH_SEED (1), BENCH_THREADS (2),
- * BENCH_MENTION_LOSS (--mention-loss; default the command's), BENCH_HEAD (--head), BENCH_TAG (a suffix of the work folder).
+ * BENCH_MENTION_LOSS (--mention-loss; default the command's), BENCH_HEAD (--head), BENCH_TAG (a suffix of the work folder),
+ * BENCH_TEST (0: predict and score dev only, to choose settings without looking at test).
  */
 import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
@@ -49,6 +50,7 @@ const S = {
   mentionLoss: env('BENCH_MENTION_LOSS', ''),
   head: env('BENCH_HEAD', ''),
   tag: env('BENCH_TAG', ''),
+  test: env('BENCH_TEST', '1'),
 }
 const OUT = join(ROOT, 'bench', 'out', `coref-learning-${S.data}${S.tag ? `-${S.tag}` : ''}`)
 const split = (name) =>
@@ -137,7 +139,7 @@ for (const r of recs.filter((r) => r.split === 'dev'))
   )
 const losses = recs.filter((r) => typeof r.loss === 'number')
 console.log(`  ${losses.at(-1)?.step} steps in ${ft.secs.toFixed(0)} s; loss ${losses[0]?.loss.toFixed(1)} → ${losses.at(-1)?.loss.toFixed(1)}`)
-for (const name of ['dev', 'test']) {
+for (const name of S.test === '0' ? ['dev'] : ['dev', 'test']) {
   const s = split(name)
   const file = join(OUT, `pred-${name}.conll`)
   const p = spanSync(['predict', 'coref', '--model', run, ...dataArgs('--data', s), '--threads', S.threads, '-o', file])

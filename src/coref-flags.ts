@@ -1,5 +1,6 @@
 import {Flags} from '@oclif/core'
 import {numberFlag} from './base.js'
+import {SpanError} from './core/stream/errors.js'
 import {COREF_DEFAULTS as D, type CorefHeadConfig} from './core/tasks/coref/config.js'
 import type {ConllDoc} from './core/tasks/coref/conll.js'
 
@@ -64,5 +65,48 @@ export function headFromFlags(f: Record<string, unknown>, train: ConllDoc[]): Co
     speakers: train.some((d) => d.speaker !== undefined),
     singletons,
     mention_loss: (f['mention-loss'] as CorefHeadConfig['mention_loss'] | undefined) ?? (singletons ? 'topk' : 'none'),
+  }
+}
+
+/** Each head flag and the key of the saved head config (config.json's `coref`, finetune_config.json's `head`) it sets. */
+const HEAD_KEYS: Record<string, keyof CorefHeadConfig> = {
+  head: 'head_type',
+  'max-segment-len': 'max_segment_len',
+  'max-training-segments': 'max_training_segments',
+  'max-span-width': 'max_span_width',
+  'top-span-ratio': 'top_span_ratio',
+  'max-top-antecedents': 'max_top_antecedents',
+  'ffnn-size': 'ffnn_size',
+  'feature-size': 'feature_size',
+  'coref-depth': 'coref_depth',
+  'coref-dropout': 'dropout',
+  singletons: 'singletons',
+  'mention-loss': 'mention_loss',
+}
+
+/**
+ * A resumed run's typed head flags, taken out of what openRun checks (which would compare
+ * `--head` with the whole saved head object, and skip the other head flags, saved only inside it):
+ * `parsed.raw` loses them; their values are returned for checkResumedHead. A new run: {}.
+ */
+export function takeTypedHeadFlags(parsed: {flags: Record<string, unknown>; raw: {type: string; flag?: string}[]}): Record<string, unknown> {
+  if (parsed.flags.resume === undefined) return {}
+  const typed: Record<string, unknown> = {}
+  for (const t of parsed.raw) if (t.type === 'flag' && t.flag && t.flag in HEAD_KEYS) typed[t.flag] = parsed.flags[t.flag]
+  parsed.raw = parsed.raw.filter((t) => !(t.type === 'flag' && t.flag && t.flag in HEAD_KEYS))
+  return typed
+}
+
+/** A head flag typed on --resume must agree with the saved head, as every other typed flag (finetune-flags.ts settleResumed): else one line, exit 2. */
+export function checkResumedHead(typed: Record<string, unknown>, saved: unknown, dir: string): void {
+  if (saved === null || typeof saved !== 'object') return // no saved head: headFromFlags reads the flags
+  const head = {head_type: 'joshi', ...(saved as CorefHeadConfig)} as Record<string, unknown>
+  for (const [name, given] of Object.entries(typed)) {
+    const was = head[HEAD_KEYS[name]]
+    if (was !== undefined && JSON.stringify(given) !== JSON.stringify(was))
+      throw new SpanError(
+        `--${name} ${JSON.stringify(given)} differs from the run in ${dir} (${JSON.stringify(was)}); leave it out to continue the run as it was`,
+        2,
+      )
   }
 }

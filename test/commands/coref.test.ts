@@ -121,6 +121,27 @@ describe('span finetune coref → predict coref', () => {
       expect(readFileSync(join(dir, 'part', 'checkpoint-4', f)).equals(readFileSync(join(dir, 'whole', 'checkpoint-4', f))), f).toBe(true)
     expect(readFileSync(join(dir, 'part', 'best', 'model.safetensors')).equals(readFileSync(join(dir, 'whole', 'best', 'model.safetensors')))).toBe(true)
   })
+
+  it('a head flag typed on --resume must agree with the saved head: else one line, exit 2, nothing written', () => {
+    const g = lit()
+    const out = join(dir, 'head-resume')
+    expect(runSpan(['finetune', 'coref', '--init', ckpt, '--train', g, '--out', out, ...small, ...loop, '--epochs', '2', '--stop-at', '1']).code).toBe(0)
+    const before = readdirSync(out).sort()
+    for (const [flag, value, was] of [
+      ['--head', 's2e', '"joshi"'],
+      ['--ffnn-size', '9', '8'],
+      ['--coref-depth', '2', '1'],
+      ['--mention-loss', 'all', '"none"'],
+    ]) {
+      const r = runSpan(['finetune', 'coref', '--resume', out, flag, value, '--stop-at', '2'])
+      expect([r.code, r.stderr.trim().split('\n').length], r.stderr).toEqual([2, 1])
+      expect(r.stderr).toContain(`${flag} ${flag === '--head' || flag === '--mention-loss' ? `"${value}"` : value} differs from the run in ${out} (${was})`)
+    }
+    expect(readdirSync(out).sort()).toEqual(before)
+    const same = runSpan(['finetune', 'coref', '--resume', out, '--head', 'joshi', '--ffnn-size', '8', '--stop-at', '2'])
+    expect(same.code, same.stderr).toBe(0) // typed again with the saved values: the run goes on
+    expect(readdirSync(out)).toContain('checkpoint-2')
+  })
 })
 
 describe('bad input, in process', () => {

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../base.js'
-import {headFromFlags, corefHeadFlags} from '../../coref-flags.js'
+import {checkResumedHead, corefHeadFlags, headFromFlags, takeTypedHeadFlags} from '../../coref-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '../../core/tasks/coref/adapter.js'
 import {readConll} from '../../core/tasks/coref/conll.js'
@@ -44,7 +44,15 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
   }
 
   async run(): Promise<void> {
-    const {flags, lock} = await openRun(await this.parse(FinetuneCoref), FinetuneCoref.flags, 'coref', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
+    const parsed = await this.parse(FinetuneCoref)
+    const typedHead = takeTypedHeadFlags(parsed) // --resume: head flags typed again, checked against the saved head below
+    const {flags, lock} = await openRun(parsed, FinetuneCoref.flags, 'coref', log, ['train']) // --resume: the saved settings; --out checked and locked (a fresh one by default), repaired
+    try {
+      checkResumedHead(typedHead, flags.head, String(flags.resume))
+    } catch (err) {
+      lock.release()
+      throw err
+    }
     const src = await modelSource(flags, log)
     const train = readConll(flags.train as string, {split: flags['train-split']})
     const dev = flags.dev ? readConll(flags.dev, {split: flags['dev-split']}) : null
