@@ -1,10 +1,9 @@
-import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {setCudaOptions} from '../../../../src/core/engine/cuda/backend.js'
 import {setFlashAttention, setTensorCoreAttention, tensorCoreAttentionFailure} from '../../../../src/core/engine/cuda/kernels-flash-attention.js'
-import {attentionFused} from '../../../../src/core/engine/fused.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
+import {type AttendOut, type AttendShape, attend} from './attention-grads.js'
 
 // The tensor-core attention (flash_attention_wmma.cu: nvcuda::wmma on bf16 operands, fp32
 // accumulation and softmax) that --precision bf16 selects (and its tf32 form, d ≤ 64, for tf32), on the stand-in device: ctx and dq, dk,
@@ -18,16 +17,8 @@ const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 const SCHEDULES = ['inorder', 'reverse', 'random:3', 'warp']
 
-function rand(n: number, seed: number): number[] {
-  let s = seed >>> 0 || 1
-  return Array.from({length: n}, () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    return -2 + ((s >>> 8) / 2 ** 24) * 4
-  })
-}
-
-type Shape = {B: number; T: number; H: number; A: number; rate: number; mask: (b: number, t: number) => number}
-type Out = Record<'ctx' | 'dq' | 'dk' | 'dv', number[]>
+type Shape = AttendShape
+type Out = AttendOut
 
 /** x rounded to bf16 (nearest even) on the host, as cast_bf16.cu rounds; or to tf32 (nearest, ties away), as __float_to_tf32 does. */
 function rounded(xs: number[], precision: 'bf16' | 'tf32'): number[] {
@@ -39,28 +30,8 @@ function rounded(xs: number[], precision: 'bf16' | 'tf32'): number[] {
 }
 
 /** ctx and the gradients of Σ ctx·dy through attentionFused on one backend; inputs rounded to bf16 (or tf32) when `round`. */
-async function attend(backend: string, c: Shape, round: boolean | 'tf32'): Promise<Out> {
-  await tf.setBackend(backend)
-  const before = tf.memory().numTensors
-  const out = tf.tidy(() => {
-    const values = (seed: number) => (round ? rounded(rand(c.B * c.T * c.H, seed), round === true ? 'bf16' : 'tf32') : rand(c.B * c.T * c.H, seed))
-    const x = (seed: number) => tf.tensor3d(values(seed), [c.B, c.T, c.H])
-    const mask = tf.tensor2d(
-      Array.from({length: c.B * c.T}, (_, i) => c.mask(Math.floor(i / c.T), i % c.T)),
-      [c.B, c.T],
-    )
-    const dy = x(4)
-    const f = (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) =>
-      attentionFused(q as tf.Tensor3D, k as tf.Tensor3D, v as tf.Tensor3D, mask, c.A, c.rate, 99)
-        .mul(dy)
-        .sum() as tf.Scalar
-    const [dq, dk, dv] = tf.grads(f)([x(1), x(2), x(3)])
-    const ctx = attentionFused(x(1) as tf.Tensor3D, x(2) as tf.Tensor3D, x(3) as tf.Tensor3D, mask, c.A, c.rate, 99)
-    return [ctx, dq, dk, dv].map((t) => Array.from(t.dataSync()))
-  })
-  expect(tf.memory().numTensors, 'no tensor leaks').toBe(before)
-  return {ctx: out[0], dq: out[1], dk: out[2], dv: out[3]}
-}
+const attendRounded = (backend: string, c: Shape, round: boolean | 'tf32'): Promise<Out> =>
+  attend(backend, c, round ? (xs) => rounded(xs, round === true ? 'bf16' : 'tf32') : undefined)
 
 /** The largest |got − want| / max(|want|, 1) of each output. */
 const errors = (got: Out, want: Out) =>
@@ -102,15 +73,15 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
 
   for (const c of CASES)
     it(`B ${c.B} T ${c.T} H ${c.H} A ${c.A} rate ${c.rate}: the CPU reference within bf16 rounding, the simple bf16 path, the FMA kernels differ`, async () => {
-      const native = await attend('cpu', c, true)
+      const native = await attendRounded('cpu', c, true)
       setCudaOptions({precision: 'bf16'})
-      const wmma = await attend('cuda', c, false)
+      const wmma = await attendRounded('cuda', c, false)
       expect(tensorCoreAttentionFailure()).toBeNull()
       setTensorCoreAttention(false)
-      const fma = await attend('cuda', c, false)
+      const fma = await attendRounded('cuda', c, false)
       setTensorCoreAttention(true)
       setFlashAttention(false)
-      const simple = await attend('cuda', c, false)
+      const simple = await attendRounded('cuda', c, false)
       setFlashAttention(true)
       setCudaOptions({precision: 'fp32'})
       close(wmma, native, BF16_TOL, 'wmma vs native on bf16 inputs')
@@ -120,11 +91,11 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
 
   it('tf32 (d 16 and 64): the CPU reference over tf32-rounded inputs within tf32 rounding, and not the FMA kernels', async () => {
     for (const c of CASES.slice(0, 2)) {
-      const native = await attend('cpu', c, 'tf32')
+      const native = await attendRounded('cpu', c, 'tf32')
       setCudaOptions({precision: 'tf32'})
-      const wmma = await attend('cuda', c, false)
+      const wmma = await attendRounded('cuda', c, false)
       setTensorCoreAttention(false)
-      const fma = await attend('cuda', c, false)
+      const fma = await attendRounded('cuda', c, false)
       setTensorCoreAttention(true)
       setCudaOptions({precision: 'fp32'})
       expect(tensorCoreAttentionFailure()).toBeNull()
@@ -140,7 +111,7 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
       const runs: Out[] = []
       for (const sch of SCHEDULES) {
         process.env.SPAN_EMU_SCHEDULE = sch
-        runs.push(await attend('cuda', c, false))
+        runs.push(await attendRounded('cuda', c, false))
       }
       delete process.env.SPAN_EMU_SCHEDULE
       for (const r of runs.slice(1)) expect(r, precision).toEqual(runs[0])
@@ -151,13 +122,13 @@ describe.skipIf(skip)('tensor-core (wmma) attention on the cuda stand-in device 
   it('a key tile masked −∞ throughout gives no NaN: fp32 FMA kernels equal native at 1e-5, tensor cores within bf16', async () => {
     const ninf = Number.NEGATIVE_INFINITY
     const c: Shape = {B: 2, T: 70, H: 32, A: 2, rate: 0.1, mask: (b, t) => (t < (b ? 64 : 32) ? ninf : 0)} // fp32 tiles of 64 keys, bf16 of 32
-    const native = await attend('cpu', c, false)
+    const native = await attendRounded('cpu', c, false)
     for (const k of ['ctx', 'dq', 'dk', 'dv'] as const) expect(native[k].every(Number.isFinite), `native ${k}`).toBe(true)
-    const fma = await attend('cuda', c, false)
+    const fma = await attendRounded('cuda', c, false)
     close(fma, native, 1e-5, 'FMA kernels vs native')
-    const nativeBf16 = await attend('cpu', c, true)
+    const nativeBf16 = await attendRounded('cpu', c, true)
     setCudaOptions({precision: 'bf16'})
-    const wmma = await attend('cuda', c, false)
+    const wmma = await attendRounded('cuda', c, false)
     setCudaOptions({precision: 'fp32'})
     close(wmma, nativeBf16, BF16_TOL, 'wmma vs native')
   })
