@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {type CudaBackend, cudaOptions, setCudaOptions} from './backend.js'
 import {bf16ToF32, f32ToBf16} from './bf16.js'
 import type {SelftestCase} from './selftest-cases.js'
+import {selftestRand} from './selftest-rand.js'
 
 /**
  * `span doctor --selftest`'s bf16 row (issue 21 item 1): on cuda at `--precision bf16`, matrix
@@ -13,18 +14,15 @@ import type {SelftestCase} from './selftest-cases.js'
  * the largest float (which rounds to inf).
  */
 
-/** Seeded values in [-2, 2) with full fp32 mantissas (an LCG, as selftest-cases.ts). */
-function values(shape: number[], seed: number): tf.Tensor {
-  let s = seed >>> 0 || 1
-  const n = shape.reduce((a, b) => a * b, 1)
-  return tf.tensor(
-    Float32Array.from({length: n}, () => {
-      s = (s * 1664525 + 1013904223) >>> 0
-      return -2 + ((s >>> 8) / 2 ** 24) * 4
-    }),
+/** Seeded values in [-2, 2) with full fp32 mantissas. */
+const values = (shape: number[], seed: number): tf.Tensor =>
+  tf.tensor(
+    selftestRand(
+      shape.reduce((a, b) => a * b, 1),
+      seed,
+    ),
     shape,
   )
-}
 
 const CAST = [1, 1.00390625, 1.01171875, -3.1415927, 0.1, 65504.5, 3.4028235e38, -Infinity, Infinity, NaN, 1e-40, -0, 7.006492e-45]
 

@@ -11,17 +11,11 @@ import {optimiserCases} from './selftest-optimiser.js'
  * products): the table gives it that row of its own, and its error is not laid on the kernels
  * that merely ran around it.
  */
+import {selftestRand} from './selftest-rand.js'
+
 export type SelftestCase = {label: string; f: () => tf.Tensor | tf.Tensor[]; row?: string}
 
-/** Seeded uniform values in [lo, hi) (an LCG: the same on every machine). */
-function rand(n: number, seed: number, lo = -2, hi = 2): number[] {
-  let s = seed >>> 0 || 1
-  return Array.from({length: n}, () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    return lo + ((s >>> 8) / 2 ** 24) * (hi - lo)
-  })
-}
-
+const rand = selftestRand
 const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1)
 const F = (shape: number[], seed: number, lo?: number, hi?: number) => tf.tensor(rand(size(shape), seed, lo, hi), shape)
 const I = (shape: number[], seed: number, hi = 5) => tf.tensor(rand(size(shape), seed, 0, hi).map(Math.floor), shape, 'int32')

@@ -1,15 +1,10 @@
 import * as tf from '@tensorflow/tfjs'
 import {AdamW} from '../../train/optim.js'
 import type {SelftestCase} from './selftest-cases.js'
+import {selftestRand} from './selftest-rand.js'
 
-/** Seeded values in [lo, hi) (an LCG, as selftest-cases.ts). */
-function values(n: number, seed: number, lo: number, hi: number): Float32Array {
-  let s = seed >>> 0 || 1
-  return Float32Array.from({length: n}, () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    return lo + ((s >>> 8) / 2 ** 24) * (hi - lo)
-  })
-}
+/** Seeded values in [lo, hi), as Float32Array. */
+const values = (n: number, seed: number, lo: number, hi: number): Float32Array => Float32Array.from(selftestRand(n, seed, lo, hi))
 
 const NAMES = ['a.weight', 'a.bias', 'b.LayerNorm.weight', 'c.weight', 'empty.weight']
 const SIZES = [1001, 37, 64, 70000, 0]

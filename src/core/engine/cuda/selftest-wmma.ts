@@ -1,8 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
 import {attentionFused} from '../fused.js'
-import {setCudaOptions} from './backend.js'
+import {cudaOptions, setCudaOptions} from './backend.js'
 import {bf16ToF32, f32ToBf16} from './bf16.js'
 import {tensorCoreAttentionFailure} from './kernels-flash-attention.js'
+import {selftestRand} from './selftest-rand.js'
 
 /**
  * `span doctor --selftest`'s tensor-core attention row (docs/cuda-fused-kernels.md, "Tensor-core
@@ -22,14 +23,7 @@ const SHAPES: Shape[] = [
 ]
 
 /** Values in [−2, 2), seeded; rounded to bf16 when `round`. */
-function values(n: number, seed: number, round: boolean): number[] {
-  let s = seed >>> 0 || 1
-  return Array.from({length: n}, () => {
-    s = (s * 1664525 + 1013904223) >>> 0
-    const x = -2 + ((s >>> 8) / 2 ** 24) * 4
-    return round ? bf16ToF32(f32ToBf16(x)) : x
-  })
-}
+const values = (n: number, seed: number, round: boolean): number[] => selftestRand(n, seed).map((x) => (round ? bf16ToF32(f32ToBf16(x)) : x))
 
 /** ctx, dq, dk, dv (host copies) on the current backend. */
 function attend(c: Shape, round: boolean): number[][] {
@@ -55,11 +49,12 @@ export async function wmmaSelftestRow(reference: string): Promise<{kernel: strin
     await tf.setBackend(reference)
     const want = attend(c, true)
     await tf.setBackend('cuda')
+    const was = cudaOptions().precision
     setCudaOptions({precision: 'bf16'})
     try {
       err = Math.max(err, relErr(attend(c, false), want))
     } finally {
-      setCudaOptions({precision: 'fp32'})
+      setCudaOptions({precision: was}) // the precision the selftest runs its other rows at
     }
   }
   const why = tensorCoreAttentionFailure()
