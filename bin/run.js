@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import {run} from '@oclif/core'
-import {reportEscaped} from '../dist/fatal.js'
+import {reportEscaped} from '../dist/cli/fatal.js'
 
 /**
  * Waits until stdout has written what is buffered (a pipe on macOS is asynchronous). Not oclif's

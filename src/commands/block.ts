@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, VERSION, ioFlags} from '../base.js'
+import {SpanCommand, VERSION, ioFlags} from '../cli/base.js'
 import {BlockPacker, writeBlock, writePairBlock} from '../core/data/block.js'
 import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
 import {PAIR_POOL_TOKENS, PairMaker, type PairBlock} from '../core/data/pairs.js'

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../base.js'
+import {SpanCommand, print} from '../cli/base.js'
 import {autoPick, notInAuto, probeBackends, whyNot} from '../core/engine/doctor.js'
 import {engineLine, probeDistEngines} from '../core/dist/probe.js'
 import {runSelftest, selftestTable} from '../core/engine/cuda/selftest.js'

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags} from '../base.js'
-import {backendFlagsNoPrecision} from '../backend-flags.js'
+import {SpanCommand, ioFlags} from '../cli/base.js'
+import {backendFlagsNoPrecision} from '../cli/backend-flags.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import {modelDir} from '../core/train/run-dir.js'

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../base.js'
+import {SpanCommand} from '../cli/base.js'
 import {type ExportFormat, exportCheckpoint} from '../core/model/export.js'
 import {UsageError} from '../core/stream/errors.js'
 import {modelDir, realPathOf} from '../core/train/run-dir.js'

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags} from '../base.js'
+import {SpanCommand, ioFlags} from '../cli/base.js'
 import {paint} from '../core/data/chart.js'
 import {checkChartPath, writeChartFile} from '../core/data/chart-file.js'
 import {spanLengthSvg, svgInput} from '../core/data/chart-svg.js'

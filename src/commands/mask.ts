@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, VERSION, ioFlags, numberFlag} from '../base.js'
+import {SpanCommand, VERSION, ioFlags, numberFlag} from '../cli/base.js'
 import {MASK_SCHEMES, Masker, maskVocab, type MaskScheme} from '../core/data/mask.js'
 import {NdjsonBytes} from '../core/stream/ndjson-bytes.js'
 import {checkNotMasked, toBlockRecord} from '../core/data/mask-io.js'

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, ioFlags} from '../base.js'
+import {SpanCommand, ioFlags} from '../cli/base.js'
 import {checkChartPath} from '../core/data/chart-file.js'
 import {readCurvesFile, writeCurvesSvg} from '../core/plot/files.js'
 import {curvesChart, seriesPaint} from '../core/plot/terminal.js'

@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, VERSION, binaryFlag, ioFlags} from '../base.js'
+import {SpanCommand, VERSION, binaryFlag, ioFlags} from '../cli/base.js'
 import {type BinaryMode, readLineBatches} from '../core/stream/bytelines.js'
 import {nextHeader, openSource, readNdjson} from '../core/stream/index.js'
 import {longLines} from '../core/text/long-line.js'

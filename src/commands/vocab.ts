@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {SpanCommand, binaryFlag, ioFlags} from '../base.js'
+import {SpanCommand, binaryFlag, ioFlags} from '../cli/base.js'
 import type {BinaryMode} from '../core/stream/bytelines.js'
 import {SpanError, errorAt, openSource, readNdjson} from '../core/stream/index.js'
 import {BasicScanner} from '../core/text/basic.js'

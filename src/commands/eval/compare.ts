@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import type {McNemarTest} from '../../core/metrics/mcnemar.js'
 import {COMPARE_TASKS, compareTask, isCompareTask} from '../../core/tasks/compare.js'
 import {compareCoref, corefComparisonJson, corefComparisonTable} from '../../core/tasks/coref/compare.js'

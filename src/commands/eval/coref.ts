@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {corefJson, corefTable} from '../../core/metrics/coref/report.js'
 import {evaluateCorefFiles} from '../../core/tasks/coref/evaluate.js'
 

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {evaluateGlue} from '../../core/tasks/glue/evaluate.js'
 import {scoresJson, scoresTable} from '../../core/tasks/glue/report.js'
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'

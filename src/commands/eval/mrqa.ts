@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {formatV1Json} from '../../core/metrics/squad-format.js'
 import {evaluateMrqaFiles} from '../../core/tasks/mrqa/evaluate.js'
 import {describeIds} from '../../core/tasks/squad/index.js'

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {conllScores, conllTable} from '../../core/metrics/conlleval.js'
 import {evaluateNerFiles} from '../../core/tasks/ner/evaluate.js'
 

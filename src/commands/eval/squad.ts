@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {evaluateV1, evaluateV2, type GoldQuestion} from '../../core/metrics/squad.js'
 import {formatV1Json, formatV1Table, formatV2Json, formatV2Table} from '../../core/metrics/squad-format.js'
 import {SpanError, UsageError} from '../../core/stream/errors.js'

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {accuracyOfFile, accuracyTable} from '../../core/tasks/common/accuracy.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 

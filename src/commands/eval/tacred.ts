@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, print} from '../../base.js'
+import {SpanCommand, print} from '../../cli/base.js'
 import {relationTable} from '../../core/metrics/tacred.js'
 import {evaluateRelationFiles} from '../../core/tasks/tacred/evaluate.js'
 

@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
-import {checkResumedHead, corefHeadFlags, headFromFlags, takeTypedHeadFlags} from '../../coref-flags.js'
+import {SpanCommand} from '../../cli/base.js'
+import {checkResumedHead, corefHeadFlags, headFromFlags, takeTypedHeadFlags} from '../../cli/coref-flags.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '../../core/tasks/coref/adapter.js'
 import {readConll} from '../../core/tasks/coref/conll.js'
 import {corefDevScores} from '../../core/tasks/coref/score.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune coref: ${line}\n`)
 const {'max-len': _maxLen, ...loopFlags} = finetuneFlags({lr: 2e-5, maxLen: 384, minLen: 8, unit: 'document'})

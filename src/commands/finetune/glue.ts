@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {spanFtSettings} from '../../core/model/span-ft.js'
 import {GlueFeaturizer} from '../../core/tasks/glue/features.js'
@@ -8,8 +8,8 @@ import {glueSpanDefaults, shuffleTrainSpans} from '../../core/tasks/glue/span-ft
 import {GLUE_TASK_NAMES, glueTask} from '../../core/tasks/glue/tasks.js'
 import {type GlueFinetuneConfig, glueAdapter, readGlueFeatures} from '../../core/tasks/glue/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
-import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
+import {sentenceSpanFt, spanFtFlags} from '../../cli/span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune glue: ${line}\n`)
 

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {presetConfig, type PresetName} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
@@ -8,7 +8,7 @@ import {readMrqaFile} from '../../core/tasks/mrqa/read.js'
 import {asSquad, mrqaAdapter} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune mrqa: ${line}\n`)
 

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type TagScheme, checkTagTypes, detectScheme, nerLabels, readConllFile} from '../../core/tasks/ner/read.js'
 import {UsageError} from '../../core/stream/errors.js'
@@ -8,8 +8,8 @@ import {openSource} from '../../core/stream/lines.js'
 import {type NerFinetuneConfig, nerAdapter, nerSpanFt, nerModel, nerUnits, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
-import {tokenSpanFtFlags} from '../../span-ft-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
+import {tokenSpanFtFlags} from '../../cli/span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
 

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {spanFtSettings} from '../../core/model/span-ft.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -10,8 +10,8 @@ import {shuffleTrainSpans} from '../../core/tasks/glue/span-ft.js'
 import {NLI_LABELS, readNliFile} from '../../core/tasks/nli/read.js'
 import {NLI_TASK, SNLI_SPAN_DEFAULTS, nliAdapter, nliFeatures} from '../../core/tasks/nli/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
-import {sentenceSpanFt, spanFtFlags} from '../../span-ft-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
+import {sentenceSpanFt, spanFtFlags} from '../../cli/span-ft-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune nli: ${line}\n`)
 

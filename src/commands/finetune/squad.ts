@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand, numberFlag} from '../../base.js'
+import {SpanCommand, numberFlag} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type BertConfig, type PresetName, presetConfig} from '../../core/model/config.js'
 import {BertForQuestionAnswering, loadQaModel} from '../../core/model/qa.js'
@@ -8,7 +8,7 @@ import {readSquadFile, type SquadVersion} from '../../core/tasks/squad/index.js'
 import {SQUAD_EVAL_METRICS, type SquadFinetuneConfig, squadAdapter} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import type {Vocab} from '../../core/text/vocab.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune squad: ${line}\n`)
 

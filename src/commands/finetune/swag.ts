@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {classifierFor} from '../../core/tasks/common/classify.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
 import {swagAdapter, swagUnits} from '../../core/tasks/swag/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune swag: ${line}\n`)
 

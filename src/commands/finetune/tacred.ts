@@ -1,12 +1,12 @@
 import {Flags} from '@oclif/core'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {classifierFor} from '../../core/tasks/common/classify.js'
 import {FEATURE_MODES, type FeatureMode, MarkerVocab} from '../../core/tasks/tacred/features.js'
 import {readRelationFile, relationLabels} from '../../core/tasks/tacred/read.js'
 import {type TacredFinetuneConfig, relationUnits, tacredAdapter} from '../../core/tasks/tacred/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
-import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../finetune-flags.js'
+import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 
 const log = (line: string) => process.stderr.write(`span finetune tacred: ${line}\n`)
 

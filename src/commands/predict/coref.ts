@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -8,8 +8,8 @@ import {corefModel, corefUnits, savedHead} from '../../core/tasks/coref/adapter.
 import {readConll, writeConll} from '../../core/tasks/coref/conll.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictModel} from '../../finetune-flags.js'
-import {backendFlags} from '../../backend-flags.js'
+import {predictModel} from '../../cli/finetune-flags.js'
+import {backendFlags} from '../../cli/backend-flags.js'
 
 export default class PredictCoref extends SpanCommand {
   static override summary = 'Resolve coreference in CoNLL-2012 documents with a model from span finetune coref'

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {checkpointVocab} from '../../core/model/checkpoint.js'
 import {type HeadConfig, headFromJson, loadClassifier, readConfigJson} from '../../core/model/classifier.js'
@@ -18,7 +18,7 @@ import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
 import {savedNumber} from '../../core/train/finetune-config.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictGlue extends SpanCommand {
   static override summary = "Predict a GLUE task file with a fine-tuned model: GLUE's submission TSV (index, prediction)"

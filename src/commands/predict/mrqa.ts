@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {writeFilesInto} from '../../core/util/write-into.js'
@@ -12,7 +12,7 @@ import {predictMrqa} from '../../core/tasks/mrqa/train.js'
 import type {SquadFinetuneConfig} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictMrqa extends SpanCommand {
   static override summary = 'Answer MRQA questions with a model from span finetune mrqa: predictions.json {qid: text}'

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {readConfigJson} from '../../core/model/classifier.js'
@@ -13,7 +13,7 @@ import {type TagScheme, readConllFile} from '../../core/tasks/ner/read.js'
 import {type NerFinetuneConfig, nerModel, nerUnits, predictTags, randomSegmentation} from '../../core/tasks/ner/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictNer extends SpanCommand {
   static override summary = 'Tag a CoNLL file with a model from span finetune ner: the input lines with the predicted tag appended'

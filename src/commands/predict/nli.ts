@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {headFromJson, readConfigJson} from '../../core/model/classifier.js'
@@ -17,7 +17,7 @@ import {NLI_TASK, nliFeatures} from '../../core/tasks/nli/train.js'
 import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictNli extends SpanCommand {
   static override summary = 'Predict NLI labels with a model from span finetune nli: one label per line, in input order'

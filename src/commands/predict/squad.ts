@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {writeFile} from 'node:fs/promises'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {checkpointVocab} from '../../core/model/checkpoint.js'
 import {loadQaModel} from '../../core/model/qa.js'
@@ -12,7 +12,7 @@ import {SQUAD_EVAL_METRICS} from '../../core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
 import {savedNumber} from '../../core/train/finetune-config.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictSquad extends SpanCommand {
   static override summary = 'Answer SQuAD questions with a fine-tuned model: predictions.json, nbest_predictions.json (and null_odds.json)'

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -9,7 +9,7 @@ import {readSwagFile} from '../../core/tasks/swag/read.js'
 import {predictChoices, swagUnits} from '../../core/tasks/swag/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictSwag extends SpanCommand {
   static override summary = 'Predict multiple-choice answers with a model from span finetune swag: one choice number per line'

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 import {join} from 'node:path'
-import {SpanCommand} from '../../base.js'
+import {SpanCommand} from '../../cli/base.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {VOCAB_FILE} from '../../core/model/checkpoint.js'
 import {SpanError} from '../../core/stream/errors.js'
@@ -10,7 +10,7 @@ import {readRelationFile} from '../../core/tasks/tacred/read.js'
 import {predictRelations, relationUnits, type TacredFinetuneConfig} from '../../core/tasks/tacred/train.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {loadVocab} from '../../core/text/vocab.js'
-import {predictFlags, predictModel} from '../../finetune-flags.js'
+import {predictFlags, predictModel} from '../../cli/finetune-flags.js'
 
 export default class PredictTacred extends SpanCommand {
   static override summary = 'Predict relations with a model from span finetune tacred: one label per line, in input order'

@@ -1,11 +1,11 @@
 import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
-import type {SpanFtConfig} from './core/model/span-ft.js'
-import {UsageError} from './core/stream/errors.js'
-import {openSource} from './core/stream/lines.js'
-import {type SpanDefaults, spanFtConfig} from './core/tasks/glue/span-ft.js'
-import {SPAN_FT_KEYS, type SpanFtRunConfig} from './core/tasks/glue/train.js'
-import {type NgramDict, readNgramDict} from './core/text/ngrams.js'
+import type {SpanFtConfig} from '../core/model/span-ft.js'
+import {UsageError} from '../core/stream/errors.js'
+import {openSource} from '../core/stream/lines.js'
+import {type SpanDefaults, spanFtConfig} from '../core/tasks/glue/span-ft.js'
+import {SPAN_FT_KEYS, type SpanFtRunConfig} from '../core/tasks/glue/train.js'
+import {type NgramDict, readNgramDict} from '../core/text/ngrams.js'
 
 const DICT = "n-gram dictionary for --span-ft: ours (span segment-ngrams --build), the reference's JSON {ngram: count}, or ngram<TAB>count lines"
 

@@ -1,5 +1,5 @@
 import type {Hook} from '@oclif/core'
-import {UsageError} from '../core/util/errors.js'
+import {UsageError} from '../../core/util/errors.js'
 import {closest} from '../voice.js'
 
 /**

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 import {numberFlag} from './base.js'
-import {SpanError} from './core/stream/errors.js'
-import {COREF_DEFAULTS as D, type CorefHeadConfig} from './core/tasks/coref/config.js'
-import type {ConllDoc} from './core/tasks/coref/conll.js'
+import {SpanError} from '../core/stream/errors.js'
+import {COREF_DEFAULTS as D, type CorefHeadConfig} from '../core/tasks/coref/config.js'
+import type {ConllDoc} from '../core/tasks/coref/conll.js'
 
 /** The coreference head's flags (`finetune coref`); defaults are Joshi et al.'s (experiments.conf `best`). */
 export function corefHeadFlags() {

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {BACKEND_CHOICES, PRECISIONS} from './core/engine/backend.js'
+import {BACKEND_CHOICES, PRECISIONS} from '../core/engine/backend.js'
 
 /**
  * --backend, --threads (native), --device and --precision (cuda), for the commands that compute with a model. `pretrain` passes null:
@@ -7,7 +7,11 @@ import {BACKEND_CHOICES, PRECISIONS} from './core/engine/backend.js'
  */
 export function backendFlags(defaultBackend: string | null = 'auto') {
   return {
-    backend: Flags.string({description: 'TensorFlow.js backend (auto: the fastest available; see span doctor)', options: [...BACKEND_CHOICES], ...(defaultBackend ? {default: defaultBackend} : {})}),
+    backend: Flags.string({
+      description: 'TensorFlow.js backend (auto: the fastest available; see span doctor)',
+      options: [...BACKEND_CHOICES],
+      ...(defaultBackend ? {default: defaultBackend} : {}),
+    }),
     threads: Flags.integer({description: 'threads of the native backend, BLAS included (default: every core; at most 1024)', min: 1, max: 1024}),
     ...deviceFlags(),
   }
@@ -19,12 +23,19 @@ export function backendFlags(defaultBackend: string | null = 'auto') {
  */
 export function backendFlagsNoPrecision(defaultBackend: string | null = 'auto') {
   const {precision, ...rest} = backendFlags(defaultBackend)
-  return {...rest, 'compute-precision': Flags.string({description: `${precision.description} (the --precision of the other commands)`, options: [...PRECISIONS]})}
+  return {
+    ...rest,
+    'compute-precision': Flags.string({description: `${precision.description} (the --precision of the other commands)`, options: [...PRECISIONS]}),
+  }
 }
 
 function deviceFlags() {
   return {
     device: Flags.integer({description: 'GPU of the cuda backend, from 0 (default: SPAN_CUDA_DEVICE, else 0); cuda only', min: 0}),
-    precision: Flags.string({description: "matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs) or bf16 (bf16 inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp32 before); tf32 and bf16 are cuda only", options: [...PRECISIONS]}),
+    precision: Flags.string({
+      description:
+        'matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs) or bf16 (bf16 inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp32 before); tf32 and bf16 are cuda only',
+      options: [...PRECISIONS],
+    }),
   }
 }

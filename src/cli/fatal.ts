@@ -1,4 +1,4 @@
-import {SpanError, internalError, oneLine} from './core/util/errors.js'
+import {SpanError, internalError, oneLine} from '../core/util/errors.js'
 
 /**
  * An error that escaped every command's own catch (bin/run.js): an unknown command from the

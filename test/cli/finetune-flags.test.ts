@@ -2,7 +2,7 @@
 // flag the user did not type; a typed one must agree (run control excepted); casing and the
 // model it started from (--init or --preset) come back too.
 import {describe, expect, it} from 'vitest'
-import {settleResumed} from '../../src/finetune-flags.js'
+import {settleResumed} from '../../src/cli/finetune-flags.js'
 
 const saved = {
   task: 'SST-2',

@@ -1,5 +1,5 @@
 import {Flags} from '@oclif/core'
-import {SpanError} from './core/stream/errors.js'
+import {SpanError} from '../core/stream/errors.js'
 
 /**
  * --batch-size N|auto and --effective-batch N of `span pretrain` (README "Memory plan"). No flag

@@ -2,10 +2,10 @@ import {mkdtempSync, readFileSync, readdirSync, existsSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {buildStandins} from './helpers/cuda-standins.js'
-import {runSpan} from './helpers/spawn.js'
+import {buildStandins} from '../helpers/cuda-standins.js'
+import {runSpan} from '../helpers/spawn.js'
 
-// --device and --precision (src/backend-flags.ts) through `bin/run.js`: usage errors on the CPU
+// --device and --precision (src/cli/backend-flags.ts) through `bin/run.js`: usage errors on the CPU
 // backends, and on the stand-in cuda device the flag beats SPAN_CUDA_DEVICE and pretrain's
 // resolved config keeps both.
 const standins = buildStandins()
