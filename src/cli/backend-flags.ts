@@ -34,7 +34,7 @@ function deviceFlags() {
     device: Flags.integer({description: 'GPU of the cuda backend, from 0 (default: SPAN_CUDA_DEVICE, else 0); cuda only', min: 0}),
     precision: Flags.string({
       description:
-        'matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs) or bf16 (bf16 inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp32 before); tf32 and bf16 are cuda only',
+        'matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs), bf16 or fp16 (16-bit inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32; fp16 trains with dynamic loss scaling) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp16 on 7.x, fp32 before); tf32, bf16 and fp16 are cuda only',
       options: [...PRECISIONS],
     }),
   }

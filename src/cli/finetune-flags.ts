@@ -2,6 +2,8 @@ import {Flags} from '@oclif/core'
 import {resolve} from 'node:path'
 import {numberFlag, stdoutStream, unblockStdout} from './base.js'
 import {backendFlags} from './backend-flags.js'
+import {lossScaleFlags} from './loss-scale-flags.js'
+import {LOSS_SCALE_DEFAULTS} from '../core/train/loss-scale.js'
 import {type BackendOptions, backendPrecision} from '../core/engine/backend.js'
 import {checkpointVocab, isCheckpoint, recoverRun} from '../core/model/checkpoint.js'
 import {PRESETS} from '../core/model/config.js'
@@ -53,6 +55,7 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1}),
     seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),
     ...backendFlags(),
+    ...lossScaleFlags(true),
     'log-every': Flags.integer({description: 'steps per metrics record', default: 10, min: 1}),
     'eval-every': Flags.integer({description: 'also evaluate and checkpoint every N steps (default: at epoch ends only)', min: 1}),
     keep: Flags.integer({description: 'checkpoint-STEP/ directories kept, the newest (best/ is kept besides)', default: 1, min: 1}),
@@ -69,6 +72,8 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
 }
 
 type Given = Record<string, unknown>
+
+const LOSS_SCALE_KEYS = Object.keys(LOSS_SCALE_DEFAULTS)
 
 /** The loop's settings from the flags (the task adds its own keys). */
 export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSettings {
@@ -98,6 +103,7 @@ export function loopSettings(f: Given, task: string, cased: boolean): FinetuneSe
     'max-train-examples': g['max-train-examples'] ?? null,
     'group-by-length': Boolean(f['group-by-length']),
     dropout: g.dropout ?? null,
+    ...Object.fromEntries(LOSS_SCALE_KEYS.map((k) => [k, g[k] ?? null])),
   }
 }
 

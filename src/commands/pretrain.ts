@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, ioFlags, numberFlag, unblockStdout} from '../cli/base.js'
 import {backendFlags} from '../cli/backend-flags.js'
+import {lossScaleFlags} from '../cli/loss-scale-flags.js'
 import {batchFlags} from '../cli/batch-flags.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
@@ -72,6 +73,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     keep: Flags.integer({description: 'checkpoint-STEP/ directories kept, the newest (best/, by evaluation loss, besides)', min: 1}),
     tensorboard: Flags.string({description: 'write TensorBoard event files (losses, learning rate, gradient norm, evaluations) here'}),
     ...backendFlags(null),
+    ...lossScaleFlags(false),
     scheme: Flags.string({description: 'masking scheme for blocks', options: [...MASK_SCHEMES]}),
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),

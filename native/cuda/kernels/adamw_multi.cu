@@ -23,7 +23,8 @@
 //   float order) with lr = entry.lr, wd = entry.wd, the bias corrections bc1 = bc[0], bc2 = bc[1] and
 //   the gradient times scale[0] read on the device: the per-step values are device data, not kernel
 //   arguments, so two steps' launches are equal (a CUDA Graph replays them; docs/cuda-backend.md).
-//   Any grid and block.
+//   A NaN scale[0] changes nothing: loss_scale.cu's skipped step (the clipping factor here is never
+//   NaN: a NaN norm gives 1). Any grid and block.
 
 struct SpanTensorEntry {
   unsigned long long p, m, v, g;
@@ -79,6 +80,7 @@ extern "C" __global__ void span_multi_sum_squares_clip_f32(const SpanTensorEntry
 extern "C" __global__ void span_adamw_multi_f32(const SpanTensorEntry* __restrict__ table, int count, long long chunk, long long totalChunks, float beta1,
                                                 float beta2, float eps, const float* __restrict__ bc, const float* __restrict__ scale) {
   const float s = scale[0], bc1 = bc[0], bc2 = bc[1];
+  if ((__float_as_uint(s) & 0x7fffffffu) > 0x7f800000u) return;  // NaN: a step loss_scale.cu skips (an overflow); nothing changes
   for (long long c = blockIdx.x; c < totalChunks; c += gridDim.x) {
     const SpanTensorEntry e = table[spanOwner(table, count, c)];
     float *p = (float*)e.p, *m = (float*)e.m, *v = (float*)e.v;

@@ -1,4 +1,4 @@
-// SpanAttention(Grad) on the cuda backend at --precision bf16, on tensor cores (issue 21 item 2):
+// SpanAttention(Grad) on the cuda backend at --precision bf16 (fp16, tf32), on tensor cores (issue 21 item 2):
 // the same computation as flash_attention_forward.cu and flash_attention_backward.cu (their
 // header comments hold the CPU reference; FlashAttention-2, Dao 2023, Algorithms 1 and 2), with
 // the matrix products Q·Kᵀ, P·V (forward) and Q·Kᵀ, dO·Vᵀ, dS·K, dSᵀ·Q, (P∘z)ᵀ·dO (backward)
@@ -20,10 +20,19 @@
 // −∞ gives ctx = 0 and lse = −∞, and P = 0 in the backward pass.
 // Dropout: the same (seed, flat index into [B, A, T, T]) bits as flash_attention_forward.cu.
 //
+// Variants by define: none = bf16; SPAN_FA_F16 = fp16 (--precision fp16, issue 35: m16n16k16 on
+// __half operands rounded by __float2half_rn, fp32 accumulation; the same layout and shared memory
+// as bf16, which has the same 2-byte elements: the variant for compute capability 7.x, whose
+// tensor cores have no bf16); SPAN_FA_TF32 = tf32 (below).
+//
 // Compile-time: SPAN_FA_D = d, a multiple of 16 up to 128. A tile is 32 rows (2 warps, 64 threads)
 // and 32 keys (or queries). Launch (all three kernels): grid (⌈T/32⌉, A, B), block (64, 1, 1);
 // static shared memory ≤ 47 KiB (d = 128). Deterministic (fixed order, no atomics).
+#ifdef SPAN_FA_F16
+#include <cuda_fp16.h>
+#else
 #include <cuda_bf16.h>
+#endif
 #include <mma.h>
 
 #ifndef SPAN_FA_D
@@ -39,6 +48,11 @@ using namespace nvcuda;
 typedef float FwE;
 typedef wmma::precision::tf32 FwT;
 static __device__ __forceinline__ FwE fw_round(float x) { return wmma::__float_to_tf32(x); }
+#elif defined(SPAN_FA_F16)  // --precision fp16: m16n16k16 on half operands (2 bytes, as bf16)
+#define FW_K 16
+typedef __half FwE;
+typedef __half FwT;
+static __device__ __forceinline__ FwE fw_round(float x) { return __float2half_rn(x); }
 #else
 #define FW_K 16
 typedef __nv_bfloat16 FwE;

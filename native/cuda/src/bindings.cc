@@ -238,7 +238,7 @@ span_cuda::Operand operand(const std::vector<double>& v, size_t i) {
 }
 
 /**
- * gemm([transA, transB, precision (0 fp32, 1 tf32, 2 bf16 A and B), batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers),
+ * gemm([transA, transB, precision (0 fp32, 1 tf32, 2 bf16 A and B, 3 fp16 A and B), batch, alpha, beta, A: ptr rows cols ld stride, B: …, C: …]) (21 numbers),
  * optionally followed by [epilogue (a CUBLASLT_EPILOGUE_* value; 0 or 1: none), bias ptr, aux ptr, aux ld] (25).
  */
 napi_value Gemm(napi_env env, napi_callback_info info) {
@@ -246,7 +246,7 @@ napi_value Gemm(napi_env env, napi_callback_info info) {
   auto v = nums(env, a.argv[0]);
   if (v.size() != 21 && v.size() != 25) return fail(env, "span cuda: gemm takes 21 or 25 numbers"), nullptr;
   span_cuda::Gemm g;
-  g.transA = v[0] != 0, g.transB = v[1] != 0, g.tf32 = v[2] == 1, g.bf16 = v[2] == 2;
+  g.transA = v[0] != 0, g.transB = v[1] != 0, g.tf32 = v[2] == 1, g.bf16 = v[2] == 2, g.fp16 = v[2] == 3;
   g.batch = static_cast<int>(v[3]), g.alpha = static_cast<float>(v[4]), g.beta = static_cast<float>(v[5]);
   g.A = operand(v, 6), g.B = operand(v, 11), g.C = operand(v, 16);
   if (v.size() == 25 && v[21] > 1) {

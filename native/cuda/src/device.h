@@ -60,6 +60,7 @@ struct Operand {
 struct Gemm {
   bool transA = false, transB = false, tf32 = false;
   bool bf16 = false;  // A and B hold bf16 (CUDA_R_16BF), C/D fp32; CUBLAS_COMPUTE_32F (fp32 accumulation)
+  bool fp16 = false;  // A and B hold fp16 (CUDA_R_16F), C/D fp32; CUBLAS_COMPUTE_32F (fp32 accumulation)
   int batch = 1;
   float alpha = 1, beta = 0;
   Operand A, B, C;

@@ -1,7 +1,7 @@
 // cuBLASLt matmuls of the cuda backend (device.h Gemm): column-major operands as gemm-layout.ts
 // computes them from tfjs' row-major tensors, strided batches (stride 0 broadcasts), fp32 data
 // with CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32 for --precision tf32; under --precision
-// bf16, A and B are bf16 copies (CUDA_R_16BF, cast by the backend: cast_bf16.cu) while C/D stay
+// bf16 (fp16), A and B are bf16 (fp16) copies (CUDA_R_16BF, CUDA_R_16F; cast by the backend: cast_bf16.cu, cast_f16.cu) while C/D stay
 // fp32 and the compute type CUBLAS_COMPUTE_32F (fp32 accumulation). The handle and
 // a workspace are made once; descriptors per call (cheap next to a GEMM).
 #include <dlfcn.h>
@@ -112,7 +112,7 @@ std::string deviceGemm(const Gemm& g) {
   SPAN_cublasLtMatmulDesc_t d = nullptr;
   SPAN_cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   std::string e = describe(g, &d);
-  const uint32_t in = g.bf16 ? SPAN_CUDA_R_16BF : SPAN_CUDA_R_32F;
+  const uint32_t in = g.bf16 ? SPAN_CUDA_R_16BF : g.fp16 ? SPAN_CUDA_R_16F : SPAN_CUDA_R_32F;
   if (e.empty()) e = layout(&la, in, g.A.rows, g.A.cols, g.A.ld, g.batch, g.A.stride);
   if (e.empty()) e = layout(&lb, in, g.B.rows, g.B.cols, g.B.ld, g.batch, g.B.stride);
   if (e.empty()) e = layout(&lc, SPAN_CUDA_R_32F, g.C.rows, g.C.cols, g.C.ld, g.batch, g.C.stride);

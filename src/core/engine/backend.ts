@@ -47,7 +47,7 @@ export interface BackendOptions {
  * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts, and when
  * that is slower than native because the addon is missing, says so in one line (`notice`,
  * stderr by default), since training there runs an order of magnitude slower. `--device` and
- * `--precision tf32|bf16` on a backend other than cuda are usage errors (exit 2), checked before an
+ * `--precision tf32|bf16|fp16` on a backend other than cuda are usage errors (exit 2), checked before an
  * explicit choice starts and after `auto` resolved: the CPU backends compute in fp32 only, and a
  * run asked for in bf16 is not silently run at another precision.
  */
@@ -84,14 +84,14 @@ export function backendPrecision(): Precision {
 }
 
 /**
- * `--device` and `--precision tf32|bf16` mean the cuda backend: elsewhere a usage error in one line,
+ * `--device` and `--precision tf32|bf16|fp16` mean the cuda backend: elsewhere a usage error in one line,
  * or, where a resumed run's saved config gave them (o.inherited), a notice that it continues at fp32.
  */
 function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto: boolean, notice: (line: string) => void): void {
   if (name === 'cuda') return
   const inh = new Set(o.inherited ?? [])
   const device = o.device !== undefined ? `--device ${o.device}` : null
-  const precision = o.precision === 'tf32' || o.precision === 'bf16' ? `${o.precisionFlag ?? '--precision'} ${o.precision}` : null
+  const precision = o.precision !== undefined && o.precision !== 'fp32' ? `${o.precisionFlag ?? '--precision'} ${o.precision}` : null
   const flag = (!inh.has('device') && device) || (!inh.has('precision') && precision) || null
   if (!flag && (device || precision))
     return void notice(`span: the resumed run ran ${[device && `on ${device}`, precision && `at ${precision}`].filter(Boolean).join(' ')}; --backend ${name} computes in fp32 on the CPU: the run continues at fp32`)

@@ -6,6 +6,7 @@ import {SpanError, UsageError} from '../stream/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {readError} from '../util/fs-errors.js'
 import {readTextWholeSync} from '../util/read-whole.js'
+import {LOSS_SCALE_DEFAULTS, type LossScaleFlags, lossScaleProblem} from './loss-scale.js'
 
 /** The resolved config saved beside every pre-training checkpoint. */
 export const TRAIN_CONFIG_FILE = 'train_config.json'
@@ -16,7 +17,7 @@ export const TRAIN_CONFIG_FILE = 'train_config.json'
  * Resolution order: DEFAULTS, then the resumed run's saved config (--resume), then --config
  * FILE, then flags given on the command line.
  */
-export interface TrainConfig {
+export interface TrainConfig extends LossScaleFlags {
   input: string
   eval: string | null
   out: string
@@ -46,7 +47,7 @@ export interface TrainConfig {
   backend: string
   threads: number | null // native backend threads; null: every core
   device: number | null // cuda backend GPU; null: SPAN_CUDA_DEVICE, else 0
-  precision: string | null // cuda backend matrix products: fp32 | tf32 | bf16; null: SPAN_CUDA_PRECISION, else by compute capability (cuda/bf16.ts)
+  precision: string | null // cuda backend matrix products: fp32 | tf32 | bf16 | fp16; null: SPAN_CUDA_PRECISION, else by compute capability (cuda/bf16.ts)
   scheme: string
   p: number
   'max-span': number
@@ -61,7 +62,7 @@ export const DEFAULTS: TrainConfig = {
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 'auto', accumulate: 1, 'effective-batch': null, 'max-steps': 2_400_000, seed: 1,
   'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null, device: null, precision: null,
-  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null,
+  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null, ...LOSS_SCALE_DEFAULTS,
 }
 
 /** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
@@ -136,6 +137,8 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   if (typeof c.preset !== 'string' || !Object.hasOwn(PRESETS, c.preset)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
   if (c.precision !== null && !(PRECISIONS as readonly string[]).includes(c.precision)) throw bad('precision', `one of ${PRECISIONS.join(', ')}`)
+  const ls = lossScaleProblem(c)
+  if (ls) throw bad(...ls)
   if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   try {

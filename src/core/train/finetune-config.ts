@@ -5,6 +5,7 @@ import {SpanError} from '../stream/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {readError} from '../util/fs-errors.js'
 import {readTextWhole} from '../util/read-whole.js'
+import type {LossScaleFlags} from './loss-scale.js'
 
 export const FINETUNE_CONFIG_FILE = 'finetune_config.json'
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json'
@@ -14,7 +15,7 @@ export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json'
  * keys (SquadFinetuneConfig, GlueFinetuneConfig). Keys are flag names; the whole resolved config
  * is printed to stderr and saved as finetune_config.json beside every checkpoint.
  */
-export interface FinetuneSettings {
+export interface FinetuneSettings extends Partial<LossScaleFlags> {
   task: string
   init: string
   train: string
@@ -33,7 +34,7 @@ export interface FinetuneSettings {
   backend: string
   /** native backend threads; null: every core */
   threads?: number | null
-  /** the matrix products' precision as resolved when the loop starts (fp32 | tf32 | bf16; backend.ts backendPrecision) */
+  /** the matrix products' precision as resolved when the loop starts (fp32 | tf32 | bf16 | fp16; backend.ts backendPrecision) */
   precision?: string | null
   'log-every': number
   /** evaluate (and checkpoint) every N steps besides each epoch's end; null: epoch ends only */

@@ -22,6 +22,8 @@ import {withTensorCensus} from './census.js'
 import type {FinetuneSettings} from './finetune-config.js'
 import type {ScalarSink} from './metrics.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
+import {attachScaler, lossScaleOptions, lossScaleSettings, scalerFields} from './loss-scale.js'
+import {backendPrecision} from '../engine/backend.js'
 import type {Progress} from './progress.js'
 import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {STREAM, deriveRng, epochOrder} from './sampler.js'
@@ -121,6 +123,7 @@ async function finetuneRank<U, B>(
   )
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay'], lrScale: a.lrScale?.bind(a)})
   try {
+    attachScaler(opt, backendPrecision(), lossScaleOptions(lossScaleSettings(c), dp.size, c.accumulate)) // fp16: dynamic loss scaling
     const s: FinetuneState = o.resume ? await loadFinetuneState(o.resume, opt, a.params) : freshState(c)
     if (o.resume) dp.checkResumeWorld(s.world, o.resume) // another world size would not continue exactly
     s.world = dp.size
@@ -255,7 +258,7 @@ async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
   const gradNorm = w.device.read(onDevice) ?? w.gradNorm // deferred (cuda): the one read of these steps
   const loss = (w.losses.reduce((x, y) => x + y, 0) + onDevice.loss) / Math.max(w.losses.length + w.deferred, 1)
   const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
-  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: gradNorm, tokens_per_s: tps, ...w.peak.field()}, 'train')
+  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: gradNorm, tokens_per_s: tps, ...scalerFields(l.opt, l.s.step), ...w.peak.field()}, 'train')
   return newWindow()
 }
 

@@ -23,6 +23,7 @@ import {type ScalarSink, evalRecord, openScalars, trainRecord} from './metrics.j
 import {BEST_DIR, checkpointDir, rotateCheckpoints} from './run-dir.js'
 import {Tally} from './objective.js'
 import {ADAMW_DEFAULTS, AdamW} from './optim.js'
+import {attachScaler, lossScaleOptions, scalerFields} from './loss-scale.js'
 import {type MicroBatch, optimiserStep, pretrainLoss, pretrainLossOnDevice} from './step.js'
 import {DeviceMetrics} from './deferred.js'
 import {onCuda} from '../engine/cuda/optimiser.js'
@@ -158,6 +159,7 @@ function fits(m: BertConfig): BertConfig {
 async function startModel(spec: RunSpec, data: TrainData & {model: BertConfig}, log: (line: string) => void, dp: DataParallel): Promise<Pick<Run, 'model' | 'opt' | 'sampler' | 'dropout' | 'step' | 'bestLoss'>> {
   const c = spec.config
   const opt = new AdamW({...ADAMW_DEFAULTS, weightDecay: c['weight-decay']})
+  attachScaler(opt, backendPrecision(), lossScaleOptions(c, dp.size, c.accumulate)) // fp16: dynamic loss scaling (a resumed run's state replaces it)
   const sampler = new EpochSampler(data.index.size, c.seed)
   let model: SpanBertForPreTraining | null = null
   try {
@@ -284,7 +286,7 @@ async function trainLoop(run: Run, io: TrainIO): Promise<string | null> {
 async function logWindow(run: Run, io: TrainIO, window: StepWindow, lr: number, stepNorm: number): Promise<StepWindow> {
   const gradNorm = window.device.read(window.tally, true) ?? stepNorm // deferred (cuda): the one read of these steps; its buffer kept
   const rec = trainRecord(run.step, run.sampler.state().epoch, window.tally, run.model.config.objectives, lr, gradNorm, window.seconds)
-  await emit(io, {...rec, ...window.peak.field()}, 'train')
+  await emit(io, {...rec, ...scalerFields(run.opt, run.step), ...window.peak.field()}, 'train')
   return newWindow(window.device)
 }
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
+import type {LossScaler} from '../engine/cuda/loss-scale.js'
 import {clipAndAdamW, onCuda} from '../engine/cuda/optimiser.js'
 import {adamwFused, sumSquaresFused} from '../engine/fused.js'
 import {decays} from '../model/params.js'
@@ -27,8 +28,10 @@ export const ADAMW_DEFAULTS: AdamWOptions = {beta1: 0.9, beta2: 0.999, eps: 1e-8
 export class AdamW {
   readonly m = new Map<string, tf.Variable>()
   readonly v = new Map<string, tf.Variable>()
-  /** updates applied so far */
+  /** updates applied so far (with a loss scaler: steps taken; the device counts the updates applied, LossScaler.read().t) */
   step = 0
+  /** --precision fp16's dynamic loss scaler (cuda only: engine/cuda/loss-scale.ts); owned */
+  scaler: LossScaler | null = null
 
   constructor(readonly opts: AdamWOptions = ADAMW_DEFAULTS) {}
 
@@ -74,7 +77,7 @@ export class AdamW {
       const lrName = this.opts.lrScale ? lr * this.opts.lrScale(name) : lr
       return [{p, m: this.moment(this.m, name, p), v: this.moment(this.v, name, p), g, lr: lrName, wd: decays(name) ? weightDecay : 0}]
     })
-    return {sumsq: clipAndAdamW(ts, h, maxNorm)}
+    return {sumsq: clipAndAdamW(ts, h, maxNorm, this.scaler)}
   }
 
   private moment(store: Map<string, tf.Variable>, name: string, p: tf.Variable): tf.Variable {
@@ -88,7 +91,7 @@ export class AdamW {
 
   /** Replaces the state (resuming from a checkpoint); the maps take ownership of the tensors. */
   load(step: number, m: Map<string, tf.Tensor>, v: Map<string, tf.Tensor>): void {
-    this.dispose()
+    this.disposeMoments()
     this.step = step
     for (const [k, t] of m) this.m.set(k, tf.variable(t, false))
     for (const [k, t] of v) this.v.set(k, tf.variable(t, false))
@@ -96,6 +99,12 @@ export class AdamW {
   }
 
   dispose(): void {
+    this.disposeMoments()
+    this.scaler?.dispose()
+    this.scaler = null
+  }
+
+  private disposeMoments(): void {
     for (const t of [...this.m.values(), ...this.v.values()]) t.dispose()
     this.m.clear()
     this.v.clear()

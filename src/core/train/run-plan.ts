@@ -77,7 +77,7 @@ function precisionOf(c: TrainConfig, backend: BackendInfo): string {
  * weight (the attention products' operands are smaller than the FFN's). 0 at fp32 and tf32.
  */
 export function bf16ScratchBytes(s: PlanShape, precision: string): number {
-  if (precision !== 'bf16') return 0
+  if (precision !== 'bf16' && precision !== 'fp16') return 0
   const m = s.model
   const rows = s.batch * Math.ceil(s.ratio * Math.max(0, s.seqLen - 2))
   return 2 * Math.max(m.vocab_size * m.hidden_size + rows * m.hidden_size, s.batch * s.seqLen * m.intermediate_size + m.intermediate_size * m.hidden_size)
@@ -128,7 +128,7 @@ function describePlan(
   log(
     `memory plan (${precision}, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
       `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
-      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; bf16 operand copies ${formatBytes(scratch)}` : ''}${p.collective ? `; NCCL gradient buckets ${formatBytes(p.collective)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
+      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; ${precision} operand copies ${formatBytes(scratch)}` : ''}${p.collective ? `; NCCL gradient buckets ${formatBytes(p.collective)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
   )
 }
 

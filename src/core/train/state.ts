@@ -5,6 +5,7 @@ import type {CheckpointFile} from '../model/checkpoint.js'
 import {type HostTensor, f32Tensor, readSafetensors, toFloat32, writeSafetensors} from '../model/safetensors.js'
 import {SpanError} from '../stream/errors.js'
 import type {AdamW} from './optim.js'
+import {restoreScaler, scalerMetadata} from './loss-scale.js'
 import {readError} from '../util/fs-errors.js'
 import {readTextWhole} from '../util/read-whole.js'
 
@@ -17,12 +18,13 @@ export const TRAINER_STATE_FILE = 'trainer_state.json'
  * trainer's own JSON state (step, data position, RNG state, …).
  */
 export async function trainingStateFiles(opt: AdamW, trainerState: Record<string, unknown>): Promise<CheckpointFile[]> {
+  const meta = {step: String(opt.step), ...scalerMetadata(opt)} // with a loss scaler: its state, and the updates applied as the step
   const host: [string, HostTensor][] = []
   for (const [prefix, moments] of [['exp_avg', opt.m], ['exp_avg_sq', opt.v]] as const) {
     for (const [name, t] of moments) host.push([`${prefix}.${name}`, f32Tensor(t.shape, (await t.data()) as Float32Array)])
   }
   return [
-    {name: OPTIMIZER_FILE, write: (p) => writeSafetensors(p, host, {step: String(opt.step)})},
+    {name: OPTIMIZER_FILE, write: (p) => writeSafetensors(p, host, meta)},
     {name: TRAINER_STATE_FILE, write: (p) => writeFile(p, JSON.stringify(trainerState, null, 2) + '\n')},
   ]
 }
@@ -43,6 +45,7 @@ export async function loadTrainingState(dir: string, opt: AdamW): Promise<Record
     target.set(rest.join('.'), tf.tensor(toFloat32(t), t.shape, 'float32'))
   }
   opt.load(step, m, v)
+  restoreScaler(opt, file.metadata, join(dir, OPTIMIZER_FILE))
   try {
     return JSON.parse(await readTextWhole(statePath, 'config')) as Record<string, unknown>
   } catch (err) {

@@ -6,6 +6,7 @@ import {type LossCounts, type SpanBertForPreTraining} from '../model/pretraining
 import {SpanError} from '../stream/errors.js'
 import {onCuda} from '../engine/cuda/optimiser.js'
 import {type AdamW} from './optim.js'
+import {injectOverflow} from './overflow-hook.js'
 
 /**
  * The value of f and its gradients with respect to every parameter, keyed by parameter name
@@ -99,10 +100,12 @@ export function optimiserStep(
   const acc = new Map<string, tf.Tensor>()
   const run: MicroRun = {losses: [], lossSum: null}
   try {
-    for (const make of micro) microBatch(params, make(), acc, run, defer && onCuda())
+    const scale = opt.scaler?.scale ?? null // --precision fp16: the loss times the device's loss scale
+    for (const make of micro) microBatch(params, make(), acc, run, defer && onCuda(), scale)
     const {losses} = run
     if (losses.length === 0) return {losses, gradNorm: 0}
     scaleGrads(acc, 1 / losses.length)
+    if (opt.scaler) injectOverflow(acc, opt.scaler.hostIter + 1) // a test hook (SPAN_TEST_OVERFLOW_STEPS); nothing otherwise
     reduce?.(acc) // data-parallel: summed over ranks before clipping (the global batch's gradient)
     const c = opt.applyClipped(params.entries(), acc, lr, clip > 0 ? clip : Infinity)
     if ('norm' in c) return {losses, gradNorm: c.norm}
@@ -127,7 +130,7 @@ interface MicroRun {
 }
 
 /** One micro-batch (null: skipped): its gradients added into acc, its loss read (or, deferred, summed on the device). */
-function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, tf.Tensor>, run: MicroRun, onDevice: boolean): void {
+function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, tf.Tensor>, run: MicroRun, onDevice: boolean, scale: tf.Tensor | null): void {
   if (!m) return
   try {
     if (m.empty) {
@@ -135,7 +138,7 @@ function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, t
       m.done?.(0)
       return
     }
-    const r = valueAndGrads(params, m.loss)
+    const r = scaledValueAndGrads(params, m.loss, scale)
     addGrads(acc, r.grads)
     if (onDevice && !(m.done && !m.doneDevice)) {
       run.losses.push(NaN)
@@ -150,6 +153,21 @@ function microBatch(params: ParamStore, m: MicroBatch | null, acc: Map<string, t
   } finally {
     m.dispose?.()
   }
+}
+
+/**
+ * valueAndGrads of loss × scale (dynamic loss scaling: the gradients are the scaled loss's; a device
+ * tensor, so nothing is read), with the value of the loss itself; as valueAndGrads without a scale.
+ */
+function scaledValueAndGrads(params: ParamStore, loss: () => tf.Scalar, scale: tf.Tensor | null): {value: tf.Scalar; grads: Map<string, tf.Tensor>} {
+  if (!scale) return valueAndGrads(params, loss)
+  let raw: tf.Scalar | null = null
+  const r = valueAndGrads(params, () => {
+    raw = tf.keep(loss()) // survives the tape's cleanup: the value the caller logs
+    return raw.mul(scale) as tf.Scalar
+  })
+  r.value.dispose()
+  return {value: raw!, grads: r.grads}
 }
 
 /** sum + x (either may be null), disposing both. */

@@ -38,7 +38,7 @@ unsigned uses(uint32_t e) {
   }
 }
 
-bool isType(uint32_t t) { return t == SPAN_CUDA_R_32F || t == SPAN_CUDA_R_16BF; }
+bool isType(uint32_t t) { return t == SPAN_CUDA_R_32F || t == SPAN_CUDA_R_16BF || t == SPAN_CUDA_R_16F; }
 
 /** cuBLASLt's table of (compute, scale, A/B, C/D) types, the rows span may use. */
 int types(const Desc& d, const Layout& A, const Layout& B, const Layout& C, const Layout& D) {
@@ -95,11 +95,13 @@ double dgelu(double x) {
 
 float load(uint32_t type, const void* base, int64_t at) {
   if (type == SPAN_CUDA_R_16BF) return bf16ToFloat(static_cast<const uint16_t*>(base)[at]);
+  if (type == SPAN_CUDA_R_16F) return halfToFloat(static_cast<const uint16_t*>(base)[at]);
   return static_cast<const float*>(base)[at];
 }
 
 void store(uint32_t type, void* base, int64_t at, float v) {
   if (type == SPAN_CUDA_R_16BF) static_cast<uint16_t*>(base)[at] = floatToBf16(v);
+  else if (type == SPAN_CUDA_R_16F) static_cast<uint16_t*>(base)[at] = floatToHalf(v);
   else static_cast<float*>(base)[at] = v;
 }
 

@@ -74,6 +74,29 @@ inline float bf16ToFloat(uint16_t h) {
   return f;
 }
 
+/** CUDA's __float2half_rn (round to nearest even, subnormals kept, NaN → 0x7fff), bit for bit (emu/include/cuda_fp16.h, checked there against cuda_fp16.h). */
+inline uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t mag = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+  if (mag >= 0x7f800000u) return (uint16_t)(mag == 0x7f800000u ? sign | 0x7c00u : 0x7fffu);
+  if (mag > 0x477fefffu) return (uint16_t)(sign | 0x7c00u);  // past 65504's halfway to 65536: inf
+  if (mag < 0x33000001u) return (uint16_t)sign;                // at most 2^-25 (a tie to the even 0): ±0
+  const int e = (int)(mag >> 23) - 127, shift = e >= -14 ? 13 : 13 + (-14 - e);
+  const uint32_t m = (mag & 0x7fffffu) | 0x800000u, kept = m >> shift, dropped = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  const uint32_t bits = (e >= -14 ? ((uint32_t)(e + 15) << 10) + (kept & 0x3ffu) : kept) + (dropped > half || (dropped == half && (kept & 1u)) ? 1u : 0u);
+  return (uint16_t)(sign | bits);
+}
+
+/** half → float, exact (NaN → the canonical 0x7fffffff). */
+inline float halfToFloat(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  uint32_t x = e == 0x1f ? (m ? 0x7fffffffu : sign | 0x7f800000u) : e ? sign | ((e + 112u) << 23) | (m << 13) : sign;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return e == 0 && m ? (sign ? -1.0f : 1.0f) * (float)m * 0x1p-24f : f;
+}
+
 /** fp32 → TF32 (10 explicit mantissa bits), to nearest with ties away from zero (PTX cvt.rna.tf32.f32). */
 inline float roundTf32(float f) {
   uint32_t x;

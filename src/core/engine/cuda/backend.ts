@@ -55,8 +55,8 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
   readonly ordinal: number
 
   /**
-   * fp32, TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32), or bf16 operands with
-   * fp32 accumulation and result: setCudaOptions, else by compute capability; read at each GEMM.
+   * fp32, TF32 tensor-core products (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32), or bf16 or fp16 operands with
+   * fp32 accumulation and result (fp16: with dynamic loss scaling, src/core/train/loss-scale.ts): setCudaOptions, else by compute capability; read at each GEMM.
    */
   get precision(): Precision {
     return options.precision ?? defaultPrecision(this.dev.arch)
@@ -233,10 +233,10 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     const at = (p: tf.TensorInfo | number, off = 0) => (typeof p === 'number' ? p : this.ptr(p)) + off * BYTES
     const op = (ptr: number, l: typeof lt.A) => [ptr, l.rows, l.cols, l.ld, l.stride]
     const mode = PRECISION_CODE[this.precision]
-    // bf16: A and B read from bf16 copies in the same layout (offsets folded in); C stays fp32
+    // bf16 (fp16): A and B read from bf16 (fp16) copies in the same layout (offsets folded in); C stays fp32
     const scratch: number[] = []
     const input = (p: tf.TensorInfo | number, off: number | undefined, v: ReturnType<typeof view>) =>
-      mode === 2 ? this.bf16Copy(at(p, off), extent(v, batch), scratch) : at(p, off)
+      mode >= 2 ? this.halfCopy(mode === 3, at(p, off), extent(v, batch), scratch) : at(p, off)
     // cuBLASLt's A is tfjs' b and its B is tfjs' a (gemm-layout.ts)
     this.dev.rt.gemm([
       ...[lt.transA, lt.transB].map(Number),
@@ -252,14 +252,15 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
     for (const p of scratch) this.dev.rt.free(p) // stream order: reused only by work issued after the GEMM
   }
 
-  /** A bf16 copy of n fp32 elements at src (cast_bf16.cu), in a block of its own recorded in `scratch` (src itself when n is 0). */
-  private bf16Copy(src: number, n: number, scratch: number[]): number {
+  /** A bf16 (cast_bf16.cu) or fp16 (cast_f16.cu) copy of n fp32 elements at src, in a block of its own recorded in `scratch` (src itself when n is 0). */
+  private halfCopy(fp16: boolean, src: number, n: number, scratch: number[]): number {
     if (n === 0) return src
     const dst = this.dev.rt.alloc(2 * n)
     scratch.push(dst)
     const threads = 256 // at least 8 elements a thread (grid-stride), at most 1024 blocks: enough to keep a GPU's memory busy
     const blocks = Math.min(Math.ceil(n / 8 / threads), 1024)
-    this.launch('cast_bf16', 'span_f32_to_bf16', [blocks, 1, 1], [threads, 1, 1], [{ptr: src}, {ptr: dst}, {i64: n}])
+    const [module, kernel] = fp16 ? ['cast_f16', 'span_f32_to_f16'] : ['cast_bf16', 'span_f32_to_bf16']
+    this.launch(module, kernel, [blocks, 1, 1], [threads, 1, 1], [{ptr: src}, {ptr: dst}, {i64: n}])
     return dst
   }
 }
@@ -268,7 +269,7 @@ export class CudaBackend extends tf.KernelBackend implements CudaDevice {
 const EPILOGUE_CODE: Record<NonNullable<CudaGemm['epilogue']>, number> = {bias: 4, gelu_aux_bias: 164}
 
 /** The code of each precision for the addon's gemm (bindings.cc). */
-const PRECISION_CODE: Record<Precision, number> = {fp32: 0, tf32: 1, bf16: 2}
+const PRECISION_CODE: Record<Precision, number> = {fp32: 0, tf32: 1, bf16: 2, fp16: 3}
 
 /** Elements an operand spans from its first: rows × cols with row stride ld, over `batch` matrices batchStride apart (0: one, broadcast). */
 function extent(v: {rows: number; cols: number; ld: number; batchStride: number}, batch: number): number {
@@ -276,7 +277,7 @@ function extent(v: {rows: number; cols: number; ld: number; batchStride: number}
   return (v.batchStride > 0 ? (batch - 1) * v.batchStride : 0) + (v.rows - 1) * v.ld + v.cols
 }
 
-/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (fp32, tf32 or bf16; anything else: by compute capability). */
+/** Defaults from SPAN_CUDA_DEVICE and SPAN_CUDA_PRECISION (fp32, tf32, bf16 or fp16; anything else: by compute capability). */
 function envOptions(): CudaOptions {
   const device = Number(process.env.SPAN_CUDA_DEVICE ?? 0)
   const p = process.env.SPAN_CUDA_PRECISION ?? ''

@@ -19,7 +19,7 @@ import type * as tf from '@tensorflow/tfjs'
  * - `makeOutput(shape, dtype)` allocates (caching allocator), `zeros(shape, dtype)` also clears;
  *   `ptr(t)` is a tensor's device address; `free(t)` releases an intermediate made with makeOutput
  *   that is not returned. bool is stored as int32 (0/1) on the device; float32 and int32 as is.
- * - `gemm({...})` is one cuBLASLt matmul (see CudaGemm), fp32, TF32 or bf16 operands (fp32 result) per `--precision`.
+ * - `gemm({...})` is one cuBLASLt matmul (see CudaGemm), fp32, TF32, bf16 or fp16 operands (fp32 result) per `--precision`.
  * A fused kernel's function may return null to decline: the composite formula then runs. Register
  * before the first kernel call (at import time of the module that defines them); the backend's
  * own tfjs registration (`registerCudaBackend`) picks up every entry, and fused kernels are looked
@@ -74,7 +74,7 @@ export interface CudaGemm {
 
 /** The part of the cuda backend a kernel uses. */
 export interface CudaDevice {
-  readonly precision: 'fp32' | 'tf32' | 'bf16'
+  readonly precision: 'fp32' | 'tf32' | 'bf16' | 'fp16'
   ptr(t: tf.TensorInfo): number
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo
   zeros(shape: number[], dtype: tf.DataType): tf.TensorInfo

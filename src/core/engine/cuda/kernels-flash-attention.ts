@@ -7,8 +7,8 @@ import type {CudaDevice, Dim3} from './kernel-table.js'
  * flash_attention_backward.cu (dq, then dk and dv, recomputing P from the saved row log-sum-exp
  * and the dropout mask from native's (seed, index into [B, A, T, T]) bits). No [B, A, T, T]
  * tensor exists: SpanAttention's second output is lse [B, A, T] instead of probs, and the
- * gradient (fused-kernels.ts) hands it back with ctx. At --precision bf16 with d a multiple of 16
- * (tf32: and d ≤ 64), flash_attention_wmma.cu does the same on tensor cores (nvcuda::wmma, bf16 or
+ * gradient (fused-kernels.ts) hands it back with ctx. At --precision bf16 or fp16 with d a multiple of 16
+ * (tf32: and d ≤ 64), flash_attention_wmma.cu does the same on tensor cores (nvcuda::wmma, bf16, fp16 or
  * tf32 operands, fp32 accumulation), same arguments. docs/cuda-fused-kernels.md, "Attention".
  */
 export type FlashDims = {B: number; T: number; H: number; A: number; d: number; scale: number; keep: number; seed: number}
@@ -38,7 +38,7 @@ let tensorCores = process.env.SPAN_CUDA_TENSOR_CORE_ATTENTION !== '0'
 /** Why flash_attention_wmma.cu did not compile here (no CUDA headers for NVRTC: cuda-include.ts), once per process; null while it does. */
 let wmmaFailure: string | null = null
 
-/** Test and bench hook: whether bf16 and tf32 runs take the tensor-core kernels (flash_attention_wmma.cu) where they can. */
+/** Test and bench hook: whether bf16, fp16 and tf32 runs take the tensor-core kernels (flash_attention_wmma.cu) where they can. */
 export function setTensorCoreAttention(on: boolean): boolean {
   const was = tensorCores
   tensorCores = on
@@ -46,15 +46,18 @@ export function setTensorCoreAttention(on: boolean): boolean {
 }
 
 /**
- * Whether the tensor-core kernels take this run: --precision bf16 (wmma m16n16k16) or tf32 (m16n16k8; fp32 staging, so
+ * Whether the tensor-core kernels take this run: --precision bf16 or fp16 (wmma m16n16k16) or tf32 (m16n16k8; fp32 staging, so
  * d ≤ 64 to fit 48 KiB of shared memory), d a multiple of 16, and they compiled.
  */
 const wmmaTakes = (dev: CudaDevice, D: FlashDims): boolean =>
-  tensorCores && wmmaFailure === null && D.d % 16 === 0 && (dev.precision === 'bf16' || (dev.precision === 'tf32' && D.d <= 64))
+  tensorCores && wmmaFailure === null && D.d % 16 === 0 && (dev.precision === 'bf16' || dev.precision === 'fp16' || (dev.precision === 'tf32' && D.d <= 64))
 
-/** The tensor-core kernels' launch: a block of 2 warps for 32 rows, grid (⌈T/32⌉, A, B); SPAN_FA_TF32 makes the module the tf32 one. */
+/** The define that makes flash_attention_wmma.cu the module of a precision (none: bf16). */
+const WMMA_VARIANT: Record<string, Record<string, number>> = {tf32: {SPAN_FA_TF32: 1}, fp16: {SPAN_FA_F16: 1}}
+
+/** The tensor-core kernels' launch: a block of 2 warps for 32 rows, grid (⌈T/32⌉, A, B); the precision's define (WMMA_VARIANT) picks the module. */
 const wmmaSizes = (dev: CudaDevice, D: FlashDims): {defines: Record<string, number>; grid: Dim3; block: Dim3} => ({
-  defines: dev.precision === 'tf32' ? {SPAN_FA_D: D.d, SPAN_FA_TF32: 1} : {SPAN_FA_D: D.d},
+  defines: {SPAN_FA_D: D.d, ...WMMA_VARIANT[dev.precision]},
   grid: [Math.ceil(D.T / 32), D.A, D.B],
   block: [64, 1, 1],
 })

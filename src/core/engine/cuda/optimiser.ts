@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import type {CudaBackend} from './backend.js'
+import type {LossScaler} from './loss-scale.js'
 
 /**
  * The training step's optimiser on the cuda backend (native/cuda/kernels/adamw_multi.cu, issue 21
@@ -72,8 +73,11 @@ function table(backend: CudaBackend, ts: MultiTensor[], h: MultiHyper): {bytes: 
 /**
  * Clips the gradients to a global norm of maxNorm (Infinity: off) and applies one AdamW update
  * to every tensor, in two launches; returns Σ g² (float32) as a device scalar (the caller disposes it).
+ * With a loss scaler (--precision fp16), loss_scale.cu runs between the two (a third launch): the
+ * gradients are the scaled loss's, the factor unscales them before clipping or (an overflow) skips the
+ * update, the bias corrections come from the scaler's count of applied updates, and Σ g² is returned unscaled.
  */
-export function clipAndAdamW(ts: MultiTensor[], h: MultiHyper, maxNorm: number): tf.Scalar {
+export function clipAndAdamW(ts: MultiTensor[], h: MultiHyper, maxNorm: number, scaler?: LossScaler | null): tf.Scalar {
   const backend = tf.backend() as CudaBackend
   for (const t of ts) {
     if (t.g.dtype !== 'float32' || t.g.size !== t.p.size) throw new Error('multi-tensor AdamW: a float32 gradient of the parameter size expected')
@@ -98,8 +102,9 @@ export function clipAndAdamW(ts: MultiTensor[], h: MultiHyper, maxNorm: number):
       {ptr: sumsq},
       {ptr: factor},
     ])
+    const bc = backend.ptr(tab) + ENTRY * live.length // [bc1, bc2], uploaded with the table (the scaler's replace them)
+    scaler?.launch(backend, {sumsq: backend.ptr(sumsq), factor, bc}, maxNorm)
     const hyper = [h.beta1, h.beta2, h.eps].map((f) => ({f32: f}))
-    const bc = backend.ptr(tab) + ENTRY * live.length // [bc1, bc2], uploaded with the table
     backend.launch('adamw_multi', 'span_adamw_multi_f32', [grid, 1, 1], BLOCK, [...head, ...hyper, {ptr: bc}, {ptr: factor}])
     backend.free(tab) // stream-ordered allocator: reused only by work queued after these launches
     backend.free(scratch)

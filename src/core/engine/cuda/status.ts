@@ -1,5 +1,7 @@
 import {type CudaProbe, probeCuda} from './addon.js'
+import {defaultPrecisionWhy} from './bf16.js'
 import {cudaIncludeDir} from './cuda-include.js'
+import {nvrtcCannotTarget} from './nvrtc-targets.js'
 import type {SearchEnv} from './libs.js'
 
 /**
@@ -27,10 +29,10 @@ function missing(p: CudaProbe): string | null {
   if (p.error) return p.error
   if (!p.nvrtc.path) return `libnvrtc is not found (${p.nvrtc.error}; pip install nvidia-cuda-nvrtc, or set SPAN_CUDA_LIBS)`
   if (!p.cublasLt.path) return `libcublasLt is not found (${p.cublasLt.error}; pip install nvidia-cublas, or set SPAN_CUDA_LIBS)`
-  return null
+  return nvrtcCannotTarget(p.nvrtcVersion, p.ccMajor * 10 + p.ccMinor)
 }
 
-/** One line: GPU, memory, CC, SMs, driver, NVRTC and cuBLASLt with their paths. */
+/** One line: GPU, memory, CC, SMs, driver, NVRTC and cuBLASLt with their paths, the CUDA headers, the default precision. */
 export function describeProbe(p: CudaProbe): string {
   const mem = `${(p.totalMem / GiB).toFixed(1)} GiB (${(p.freeMem / GiB).toFixed(1)} free)`
   const libs = [
@@ -39,8 +41,9 @@ export function describeProbe(p: CudaProbe): string {
     `cuBLASLt ${ltVersion(p.cublasLtVersion)} (${p.cublasLt.path})`,
   ]
   const inc = cudaIncludeDir(p.nvrtc.path)
-  const headers = inc ? `CUDA headers ${inc}` : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'
-  return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}; ${headers}`
+  const headers = inc ? `CUDA headers ${inc}` : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 and fp16 attention run on fp32 FMA kernels)'
+  const precision = `default precision ${defaultPrecisionWhy(p.ccMajor * 10 + p.ccMinor)}`
+  return `${p.name}, ${mem}, compute capability ${p.ccMajor}.${p.ccMinor}, ${p.smCount} SMs; ${libs.join(', ')}; ${headers}; ${precision}`
 }
 
 /** The cuda line: available when the driver sees the device and NVRTC and cuBLASLt load (start.ts then self-checks it). */

@@ -107,8 +107,8 @@ describe('--precision bf16 on a CPU backend', () => {
   })
 
   it('an unknown precision is refused by the flag parser', () => {
-    const r = runSpan([...pretrainArgs(1), '--backend', 'native', '--precision', 'fp16', '--out', out()], {input: ''})
+    const r = runSpan([...pretrainArgs(1), '--backend', 'native', '--precision', 'fp8', '--out', out()], {input: ''})
     expect(r.code).toBe(2)
-    expect(r.stderr).toMatch(/fp16/)
+    expect(r.stderr).toMatch(/fp8/)
   })
 })

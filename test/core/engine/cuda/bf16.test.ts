@@ -74,8 +74,8 @@ describe('bf16 conversion (cast_bf16.cu CPU reference)', () => {
     expect(bad).toBe(0)
   })
 
-  it('defaults: bf16 from compute capability 8.0, fp32 before', () => {
-    expect([70, 75, 80, 86, 90].map(defaultPrecision)).toEqual(['fp32', 'fp32', 'bf16', 'bf16', 'bf16'])
+  it('defaults: bf16 from compute capability 8.0, fp16 on 7.x (issue 35), fp32 before', () => {
+    expect([61, 70, 75, 80, 86, 90].map(defaultPrecision)).toEqual(['fp32', 'fp16', 'fp16', 'bf16', 'bf16', 'bf16'])
   })
 })
 

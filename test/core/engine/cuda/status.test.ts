@@ -43,7 +43,8 @@ describe('cuda status', () => {
         `driver 12.8 (${dir}/libcuda.so.1), NVRTC 12.8 (${dir}/libnvrtc.so.12), cuBLASLt 12.8.4 (${dir}/libcublasLt.so.12); ` +
         (cudaIncludeDir(join(dir, 'libnvrtc.so.12'))
           ? `CUDA headers ${cudaIncludeDir(join(dir, 'libnvrtc.so.12'))}`
-          : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 attention runs on fp32 FMA kernels)'),
+          : 'no CUDA headers (mma.h: set SPAN_CUDA_INCLUDE; bf16 and fp16 attention run on fp32 FMA kernels)') +
+        '; default precision bf16 (compute capability 9.0: bf16 tensor cores)',
     )
     expect(cudaStatus(3, {env: {SPAN_CUDA_LIBS: dir}, home: '/nonexistent', fs: realFs}).detail).toBe('device 3: CUDA_ERROR_INVALID_DEVICE (1 found)')
   })

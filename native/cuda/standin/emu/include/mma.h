@@ -2,7 +2,7 @@
 // the hardware defines it (CUDA C++ Programming Guide, "Warp Matrix Functions"), not as any GPU
 // lays it out. Test-only code.
 //
-// - Shapes and types: m16n16k16 with __nv_bfloat16 matrix_a/matrix_b (row_major or col_major), and
+// - Shapes and types: m16n16k16 with __nv_bfloat16 or __half matrix_a/matrix_b (row_major or col_major), and
 //   m16n16k8 with precision::tf32 ones (x[] of floats, loaded from float memory; __float_to_tf32 rounds
 //   to nearest, ties away, as cvt.rna.tf32.f32), with float accumulators. Others fail to compile here.
 // - Fragments are opaque: a lane's x[i] holds the element p = ((32·i + lane)·97 + 13) mod (rows·cols)
@@ -14,7 +14,7 @@
 //   warp, lanes that differ, or a lane waiting elsewhere end the launch with a message (scheduler.cc
 //   checkWmma, or the emulator's deadlock report). fill_fragment is per lane (as on a GPU, it only
 //   writes the lane's own x[]). ldm must be a multiple of 16 bytes and the pointer 32-byte aligned.
-// - Rounding: bf16 × bf16 and tf32 × tf32 products exact (done in double; a tf32 operand's low 13
+// - Rounding: bf16 × bf16, half × half and tf32 × tf32 products exact (done in double; a tf32 operand's low 13
 //   bits are ignored, as the tensor cores read it: convert with __float_to_tf32 first), accumulated in
 //   fp32 starting from c, one rounding per addition, k ascending. A GPU's tensor cores add in an order (and with internal
 //   widths) NVIDIA leaves unspecified: compare with fp32 tolerances against a GPU, not bits.
@@ -22,6 +22,7 @@
 #define SPAN_EMU_MMA_H
 
 #include "cuda_bf16.h"
+#include "cuda_fp16.h"
 
 namespace nvcuda {
 namespace wmma {
@@ -61,19 +62,19 @@ template <>
 struct storage<precision::tf32> {
   typedef float type;
 };
-/** The shapes and types modelled: m16n16k16 on bf16, m16n16k8 on tf32, float accumulators. */
+/** The shapes and types modelled: m16n16k16 on bf16 or half, m16n16k8 on tf32, float accumulators. */
 template <class Use, int M, int N, int K, class T>
 constexpr bool modelled() {
   return M == 16 && N == 16 &&
          (std::is_same<Use, accumulator>::value ? std::is_same<T, float>::value && (K == 16 || K == 8)
-                                                : (K == 16 && std::is_same<T, __nv_bfloat16>::value) || (K == 8 && std::is_same<T, precision::tf32>::value));
+                                                : (K == 16 && (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value)) || (K == 8 && std::is_same<T, precision::tf32>::value));
 }
 }  // namespace detail
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
 class fragment {
   static_assert(detail::modelled<Use, M, N, K, T>(),
-                "the emulator's wmma models m16n16k16 __nv_bfloat16 and m16n16k8 precision::tf32 matrix_a/matrix_b, and float accumulators, only");
+                "the emulator's wmma models m16n16k16 __nv_bfloat16 or __half and m16n16k8 precision::tf32 matrix_a/matrix_b, and float accumulators, only");
 
  public:
   typedef typename detail::storage<T>::type storage_element_type;
@@ -93,8 +94,9 @@ namespace detail {
 /** Which element of the rows × cols matrix a lane's x[i] holds (a bijection; see the top of this file). */
 static inline int element(int i, unsigned lane, int count) { return static_cast<int>(((32u * i + lane) * 97u + 13u) % static_cast<unsigned>(count)); }
 
-/** The value an mma_sync multiplies: bf16 as it is; a tf32 operand with the low 13 bits of its float ignored (what the tensor cores read). */
+/** The value an mma_sync multiplies: bf16 and half as they are; a tf32 operand with the low 13 bits of its float ignored (what the tensor cores read). */
 static inline float operand(__nv_bfloat16 x) { return static_cast<float>(x); }
+static inline float operand(__half x) { return __half2float(x); }
 static inline float operand(float tf32) { return span_emu_bits<float>(span_emu_bits<uint32_t>(tf32) & ~0x1fffu); }
 
 /** The warp meets here: all 32 lanes converged, the same digest of pointer, ldm and layout on each. */
