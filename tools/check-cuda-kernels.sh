@@ -2,7 +2,9 @@
 # Compiles every kernel source of native/cuda/kernels/ (each on its own, with only the headers of
 # its folder) to CUBIN for each architecture with a real NVRTC, opened by dlopen the way span's
 # cuda addon opens it (tools/nvrtc-compile.cc, built here with native/cuda/src/loader.cc), and
-# with nvcc -cubin where nvcc is. No GPU needed. A compile error fails the check.
+# with nvcc -cubin where nvcc is. No GPU needed. A compile error fails the check. A source with a
+# "// check-variants: NAME[@SM] ..." line is compiled once more per NAME with -DNAME=1 (flash_attention_wmma.cu's
+# tf32 and fp16 modules), reported as FILE[NAME]; @SM: only for sm_SM and later (`default`: the file as is).
 #   tools/check-cuda-kernels.sh [--arch sm_80,sm_90] [--nvrtc LIB --builtins LIB] [--cuda-include DIR] [FILE.cu ...]
 # --cuda-include: CUDA's headers for the kernels that include <mma.h>/<cuda_bf16.h> (NVRTC has no
 # copy of them; span's backend passes the same folder, src/core/engine/cuda/cuda-include.ts). Without
@@ -72,13 +74,24 @@ done
 if [ -x "$nvcc" ]; then
   for arch in $(echo "$archs" | tr , ' '); do
     for f in "$@"; do
-      if "$nvcc" -cubin -arch="$arch" -I"$kernels" -o "$tmp/k.cubin" "$f" 2> "$tmp/nvcc.log"; then
-        echo "ok nvcc $f $arch $(wc -c < "$tmp/k.cubin") bytes"
-      else
-        echo "$f: nvcc -cubin -arch=$arch failed:" >&2
-        cat "$tmp/nvcc.log" >&2
-        bad=1
-      fi
+      # the file itself, then each variant of its "// check-variants:" line (-DNAME=1; NAME@SM: from sm_SM on), as nvrtc-compile does
+      vs=$(sed -n 's|^// check-variants:||p' "$f")
+      case " $vs " in *" default"*) ;; *) vs="default $vs" ;; esac
+      for nv in $vs; do
+        v=${nv%@*}
+        [ "$v" != default ] || v=""
+        label=$f${v:+[$v]}
+        case $nv in *@*) if [ "${arch#sm_}" -lt "${nv#*@}" ]; then echo "skip nvcc $label $arch (sm_${nv#*@} and later)"; continue; fi ;; esac
+        if "$nvcc" -cubin -arch="$arch" -I"$kernels" ${v:+-D$v=1} -o "$tmp/k.cubin" "$f" 2> "$tmp/nvcc.log"; then
+          echo "ok nvcc $label $arch $(wc -c < "$tmp/k.cubin") bytes"
+        elif grep -q "Unsupported gpu architecture" "$tmp/nvcc.log"; then
+          echo "skip nvcc $label $arch (this nvcc cannot target it: CUDA 13 dropped sm_70 and sm_72)"
+        else
+          echo "$label: nvcc -cubin -arch=$arch failed:" >&2
+          cat "$tmp/nvcc.log" >&2
+          bad=1
+        fi
+      done
     done
   done
 else

@@ -25,6 +25,8 @@
 // as bf16, which has the same 2-byte elements: the variant for compute capability 7.x, whose
 // tensor cores have no bf16); SPAN_FA_TF32 = tf32 (below).
 //
+// check-variants: default@80 SPAN_FA_TF32@80 SPAN_FA_F16@70
+// (tools/check-cuda-kernels.sh: bf16 and tf32 wmma need sm_80, fp16 wmma sm_70)
 // Compile-time: SPAN_FA_D = d, a multiple of 16 up to 128. A tile is 32 rows (2 warps, 64 threads)
 // and 32 keys (or queries). Launch (all three kernels): grid (⌈T/32⌉, A, B), block (64, 1, 1);
 // static shared memory ≤ 47 KiB (d = 128). Deterministic (fixed order, no atomics).

@@ -56,7 +56,7 @@ function state(dir: string, step: number): {weights: Buffer; moments: Buffer; me
   const ck = join(dir, `checkpoint-${step}`)
   const opt = readFileSync(join(ck, 'optimizer.safetensors'))
   const file = decodeSafetensors(opt, 'optimizer.safetensors')
-  const moments = Buffer.concat([...file.tensors].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, t]) => Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)))
+  const moments = Buffer.concat([...file.tensors].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, t]) => Buffer.from(t.bytes)))
   return {weights: readFileSync(join(ck, 'model.safetensors')), moments, meta: file.metadata}
 }
 
