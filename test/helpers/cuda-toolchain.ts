@@ -6,8 +6,9 @@
  * when absent, so that the tests that need it skip with that reason.
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
+import {realSearchEnv, sitePackages} from '../../src/core/engine/cuda/libs.js'
 
 const cudaHome = process.env.CUDA_HOME ?? '/usr/local/cuda'
 const at = (p: string): string | null => (existsSync(p) ? p : null)
@@ -41,3 +42,18 @@ export const HAS_CXX = spawnSync(process.env.CXX ?? 'g++', ['--version']).status
 
 /** Why a test needs something absent: the reason to skip with, or null. */
 export const absent = (what: string, v: unknown): string | null => (v ? null : `${what} absent (tools/ci-cuda-deps.sh installs it)`)
+
+/**
+ * NVRTC 13 (issue 35: the sm_75 check), from NVIDIA's wheel (`pip install nvidia-cuda-nvrtc` into a
+ * venv outside the repository): the folder in SPAN_NVRTC13_DIR, else the wheel's nvidia/cu13/lib under
+ * the site-packages span's library search looks in (an active venv, PYTHONPATH, ~/.local), or null.
+ */
+export const NVRTC13 = ((): {nvrtc: string; builtins: string} | null => {
+  const dirs = [process.env.SPAN_NVRTC13_DIR, ...sitePackages(realSearchEnv()).map((sp) => join(sp, 'nvidia', 'cu13', 'lib'))]
+  for (const d of dirs) {
+    if (!d || !existsSync(join(d, 'libnvrtc.so.13'))) continue
+    const builtins = readdirSync(d).find((f) => /^libnvrtc-builtins\.so\.13(\.\d+)*$/.test(f))
+    if (builtins) return {nvrtc: join(d, 'libnvrtc.so.13'), builtins: join(d, builtins)}
+  }
+  return null
+})()

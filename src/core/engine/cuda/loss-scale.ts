@@ -71,18 +71,24 @@ export class LossScaler {
    */
   launch(backend: CudaBackend, at: {sumsq: number; factor: number; bc: number}, maxNorm: number): void {
     const {growth, backoff, window, min} = this.opts
-    backend.launch('loss_scale', 'span_loss_scale_step', [1, 1, 1], [1, 1, 1], [
-      {ptr: at.sumsq},
-      {ptr: this.scale},
-      {ptr: this.state},
-      {ptr: at.factor},
-      {ptr: at.bc},
-      {f32: maxNorm},
-      {f32: growth},
-      {f32: backoff},
-      {i32: window},
-      {f32: min},
-    ])
+    backend.launch(
+      'loss_scale',
+      'span_loss_scale_step',
+      [1, 1, 1],
+      [1, 1, 1],
+      [
+        {ptr: at.sumsq},
+        {ptr: this.scale},
+        {ptr: this.state},
+        {ptr: at.factor},
+        {ptr: at.bc},
+        {f32: maxNorm},
+        {f32: growth},
+        {f32: backoff},
+        {i32: window},
+        {f32: min},
+      ],
+    )
     this.hostIter += 1
   }
 

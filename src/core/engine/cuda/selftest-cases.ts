@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {runFused} from '../fused-kernels.js'
 import {bf16Cases} from './selftest-bf16.js'
+import {fp16Cases} from './selftest-fp16.js'
 import {optimiserCases} from './selftest-optimiser.js'
 
 /**
@@ -273,4 +274,5 @@ export const selftestCases = (): SelftestCase[] => [
   ...epilogueCases(),
   ...optimiserCases(),
   ...bf16Cases(),
+  ...fp16Cases(),
 ]

@@ -73,7 +73,19 @@ function within2Percent(args: string[], input = ''): void {
 }
 
 /** 8 steps with +inf in a gradient at step 3, a growth window of 4, a checkpoint after every step. */
-const overflowArgs = (accumulate: number) => [...pretrainArgs(8), '--precision', 'fp16', '--accumulate', String(accumulate), '--loss-scale-window', '4', '--save-every', '1', '--keep', '20']
+const overflowArgs = (accumulate: number) => [
+  ...pretrainArgs(8),
+  '--precision',
+  'fp16',
+  '--accumulate',
+  String(accumulate),
+  '--loss-scale-window',
+  '4',
+  '--save-every',
+  '1',
+  '--keep',
+  '20',
+]
 const OVERFLOW = {SPAN_TEST_OVERFLOW_STEPS: '3'}
 
 function overflowSkipsExactlyThatStep(accumulate: number): void {
@@ -94,8 +106,11 @@ describe.skipIf(skip)('--precision fp16 on the stand-in device as processes', ()
 
   it('20 steps of finetune squad end within 2% of the fp32 losses', () => within2Percent(squadArgs(20)), 300_000)
 
-  it('a forced overflow skips exactly that step: weights and AdamW state byte-equal, scale halved, step counted; the scale doubles after the window', () =>
-    overflowSkipsExactlyThatStep(1), 240_000)
+  it(
+    'a forced overflow skips exactly that step: weights and AdamW state byte-equal, scale halved, step counted; the scale doubles after the window',
+    () => overflowSkipsExactlyThatStep(1),
+    240_000,
+  )
 
   it('the same with --accumulate 2', () => overflowSkipsExactlyThatStep(2), 300_000)
 

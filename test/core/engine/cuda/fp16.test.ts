@@ -34,7 +34,10 @@ function nearest(u: number): number {
 
 /** Edges, and every float whose low 13 bits sit around a rounding point (2^19 upper parts × 6), plus an odd tail. */
 function patterns(): Uint32Array {
-  const edges = [0, 0x80000000, 1, 0x33000000, 0x33000001, 0xb3000000, 0x387fe000, 0x38800000, 0x477fe000, 0x477fefff, 0x477ff000, 0xc77ff000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001]
+  const edges = [
+    0, 0x80000000, 1, 0x33000000, 0x33000001, 0xb3000000, 0x387fe000, 0x38800000, 0x477fe000, 0x477fefff, 0x477ff000, 0xc77ff000, 0x7f800000, 0xff800000,
+    0x7fc00000, 0xffc00001,
+  ]
   const lows = [0, 1, 0xfff, 0x1000, 0x1001, 0x1fff]
   const out = new Uint32Array(edges.length + 0x80000 * lows.length + 1)
   out.set(edges)
@@ -108,7 +111,11 @@ describe.skipIf(skip)('fp16 on the stand-in device', () => {
       shape,
     )
   }
-  const round = (t: tf.Tensor) => tf.tensor(Float32Array.from(t.dataSync(), (v) => f16ToF32(f32ToF16(v))), t.shape)
+  const round = (t: tf.Tensor) =>
+    tf.tensor(
+      Float32Array.from(t.dataSync(), (v) => f16ToF32(f32ToF16(v))),
+      t.shape,
+    )
 
   /** f on cuda at fp16 against f on the cpu backend over fp16-rounded inputs: fp32 accumulation, so within fp32 rounding. */
   async function asRoundedCpu(f: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[]): Promise<number> {

@@ -35,11 +35,14 @@ function check(withHeader: boolean): Record<string, unknown> {
 }
 
 describe.skipIf(skip !== '')(`fp16 conversions of the emulator${skip}`, () => {
-  it.skipIf(!existsSync(join(real, 'cuda_fp16.h')))("are bit-exact with CUDA's cuda_fp16.h: four roundings, canonical NaN, exact widening, double rounded once", () => {
-    const r = check(true)
-    expect(r).toMatchObject({reference: 'cuda_fp16.h', mismatches: 0})
-    expect(r.checked as number).toBeGreaterThan(process.env.SPAN_FP16_EXHAUSTIVE === '1' ? 4.29e9 : 2.3e7)
-  })
+  it.skipIf(!existsSync(join(real, 'cuda_fp16.h')))(
+    "are bit-exact with CUDA's cuda_fp16.h: four roundings, canonical NaN, exact widening, double rounded once",
+    () => {
+      const r = check(true)
+      expect(r).toMatchObject({reference: 'cuda_fp16.h', mismatches: 0})
+      expect(r.checked as number).toBeGreaterThan(process.env.SPAN_FP16_EXHAUSTIVE === '1' ? 4.29e9 : 2.3e7)
+    },
+  )
 
   it('agree with an independent reference (the nearest or directed neighbour, in double)', () => {
     const r = check(false)
