@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// span's training step on the cuda backend (SPAN_CUDA_LIBS, SPAN_CUDA_PRECISION fp32|tf32|bf16,
-// else the device's default: bf16 from compute capability 8.0), for
+// span's training step on the cuda backend (SPAN_CUDA_LIBS, SPAN_CUDA_PRECISION fp32|tf32|bf16|fp16,
+// else the device's default: bf16 from compute capability 8.0, fp16 on 7.x; fp16 with span's dynamic
+// loss scaling, fairseq's defaults, as span pretrain runs it), for
 // tools/gpu-check.sh and bench/vs-torch-gpu.mjs. Plain JS over dist/:
 //   node bench/cuda-step.mjs PRESET BxT STEPS [--vocab V]
 // Runs STEPS full training steps (trainStep: forward with dropout, backward, clipping, AdamW) on one
@@ -16,6 +17,7 @@ import {collate, disposeBatch, toTensors} from '../dist/core/model/batch.js'
 import {presetConfig} from '../dist/core/model/config.js'
 import {SpanBertForPreTraining} from '../dist/core/model/pretraining.js'
 import {AdamW} from '../dist/core/train/optim.js'
+import {LOSS_SCALE_DEFAULTS, attachScaler, lossScaleOptions} from '../dist/core/train/loss-scale.js'
 import {trainStep} from '../dist/core/train/step.js'
 
 const argv = process.argv.slice(2)
@@ -35,6 +37,7 @@ const examples = Array.from({length: B}, () => syntheticExample(T, rng)).map((e)
 }))
 const batch = toTensors(collate(examples, {padId: 0, maxTargets: 15, maxPositions: 512}))
 const opt = new AdamW()
+attachScaler(opt, backendPrecision(), lossScaleOptions(LOSS_SCALE_DEFAULTS, 1, 1)) // fp16 only
 const mem = () => tf.memory()
 const watch = {}
 const times = []
@@ -66,6 +69,7 @@ console.log(
     peak_live_mb: +(peak / 2 ** 20).toFixed(1),
     watch,
     flat: mid.live_bytes === last.live_bytes && mid.tensors === last.tensors,
+    ...(opt.scaler ? {loss_scale: opt.scaler.read().scale, skipped_steps: opt.scaler.read().skipped} : {}),
   }),
 )
 disposeBatch(batch)

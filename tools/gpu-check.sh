@@ -16,8 +16,9 @@
 #              (the stand-in's saved results), lt-run built with g++ or nvcc's host compiler
 #   base_step  span doctor --selftest --preset base (a small-batch base step's loss and gradients vs native)
 #   memory     bench/cuda-step.mjs tiny 32x128 200: the allocator's live bytes and tensor count flat
-#   fp32_steps, bf16_steps, bf16_vs_fp32
-#              bench/cuda-step.mjs tiny 32x128 20 at each precision: bf16's last loss within 2% of fp32's
+#   fp32_steps, bf16_steps, fp16_steps, bf16_vs_fp32, fp16_vs_fp32, fp16_vs_bf16
+#              bench/cuda-step.mjs tiny 32x128 20 at each precision (fp16 with dynamic loss scaling):
+#              bf16's and fp16's last loss within 2% of fp32's, fp16's against bf16's; each one's step ms
 #   graph_0, graph_1, graph_equal
 #              span pretrain tiny 32x128 40 steps without and with SPAN_CUDA_GRAPH=1: equal losses, tokens/s
 #   bench      bench/vs-torch-gpu.mjs: span and PyTorch eager (SDPA; torch.autocast for bf16) per configuration in bf16, fp32 and TF32
@@ -148,22 +149,30 @@ memory_line=$(grep '^{' "$work/step.out" | tail -n 1)
 # --precision bf16 against fp32 on the same steps (the cast kernel and cuBLASLt's bf16 inputs on
 # this GPU): the last step's loss within 2% (dry run: 2 tiny steps of 2 x 16)
 if [ "$dry" = 1 ]; then p_args=(tiny 2x16 2 --vocab 1000); else p_args=(tiny 32x128 20); fi
-losses=""
-for p in fp32 bf16; do
-  step "${p}_steps" 90 env SPAN_CUDA_PRECISION=$p "$node" "$benchdir/cuda-step.mjs" "${p_args[@]}" &&
-    losses="$losses $(grep '^{' "$work/step.out" | tail -n 1 | "$node" -e 'const o = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(o.precision === process.argv[1] ? o.watch[o.steps].loss : "wrong-precision")' "$p")"
-done
-set -- $losses
-if [ $# -eq 2 ]; then
-  t0=$(date +%s)
-  if "$node" -e 'const [a, b] = process.argv.slice(1).map(Number); process.exit(Math.abs(b - a) <= 0.02 * Math.abs(a) ? 0 : 1)' "$1" "$2"; then
-    record bf16_vs_fp32 ok $(($(date +%s) - t0)) "last loss fp32 $1, bf16 $2"
-  else
-    record bf16_vs_fp32 failed $(($(date +%s) - t0)) "last loss fp32 $1, bf16 $2: more than 2% apart"
+declare -A last_loss step_ms
+for p in fp32 bf16 fp16; do
+  if step "${p}_steps" 90 env SPAN_CUDA_PRECISION=$p "$node" "$benchdir/cuda-step.mjs" "${p_args[@]}"; then
+    read -r last_loss[$p] step_ms[$p] < <(grep '^{' "$work/step.out" | tail -n 1 | "$node" -e 'const o = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(o.precision === process.argv[1] ? `${o.watch[o.steps].loss} ${o.step_ms}` : "wrong-precision -")' "$p")
   fi
-else
-  skip bf16_vs_fp32 "a precision's steps did not finish (see the log)"
-fi
+done
+# NAME A B: B's last loss within 2% of A's, with both step times
+compare() {
+  local name=$1 a=$2 b=$3 t0
+  if [ -z "${last_loss[$a]:-}" ] || [ -z "${last_loss[$b]:-}" ]; then
+    skip "$name" "a precision's steps did not finish (see the log)"
+    return
+  fi
+  t0=$(date +%s)
+  local detail="last loss $a ${last_loss[$a]} (${step_ms[$a]} ms/step), $b ${last_loss[$b]} (${step_ms[$b]} ms/step)"
+  if "$node" -e 'const [a, b] = process.argv.slice(1).map(Number); process.exit(Math.abs(b - a) <= 0.02 * Math.abs(a) ? 0 : 1)' "${last_loss[$a]}" "${last_loss[$b]}"; then
+    record "$name" ok $(($(date +%s) - t0)) "$detail"
+  else
+    record "$name" failed $(($(date +%s) - t0)) "$detail: more than 2% apart"
+  fi
+}
+compare bf16_vs_fp32 fp32 bf16
+compare fp16_vs_fp32 fp32 fp16
+compare fp16_vs_bf16 bf16 fp16
 
 # A real span pretrain with and without CUDA graphs (SPAN_CUDA_GRAPH=1, opt-in until this is timed):
 # the same losses (a replayed step equals an eager one on the stand-in, byte for byte), and each

@@ -27,6 +27,8 @@ describe.skipIf(skip)('tools/gpu-check.sh dry run on the stand-ins', () => {
       tiny_step: 'ok',
       memory: 'ok',
       bf16_vs_fp32: 'ok',
+      fp16_vs_fp32: 'ok',
+      fp16_vs_bf16: 'ok',
       graph_0: 'ok',
       graph_1: 'ok',
       graph_equal: 'ok',
