@@ -137,8 +137,6 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   if (typeof c.preset !== 'string' || !Object.hasOwn(PRESETS, c.preset)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
   if (c.precision !== null && !(PRECISIONS as readonly string[]).includes(c.precision)) throw bad('precision', `one of ${PRECISIONS.join(', ')}`)
-  const ls = lossScaleProblem(c)
-  if (ls) throw bad(...ls)
   if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   try {
@@ -146,6 +144,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   } catch (err) {
     throw bad('objectives', `a list of mlm, sbo, nsp that includes mlm (${(err as Error).message})`)
   }
+  if (lossScaleProblem(c)) throw bad(...lossScaleProblem(c)!) // fp16's loss scaler (loss-scale.ts)
   checkHeads(c, origin)
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')

@@ -258,7 +258,11 @@ async function logWindow<U, B>(l: Loop<U, B>, w: Window): Promise<Window> {
   const gradNorm = w.device.read(onDevice) ?? w.gradNorm // deferred (cuda): the one read of these steps
   const loss = (w.losses.reduce((x, y) => x + y, 0) + onDevice.loss) / Math.max(w.losses.length + w.deferred, 1)
   const tps = w.seconds > 0 ? Math.round((10 * w.tokens) / w.seconds) / 10 : null
-  await emit(l.io, {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: gradNorm, tokens_per_s: tps, ...scalerFields(l.opt, l.s.step), ...w.peak.field()}, 'train')
+  await emit(
+    l.io,
+    {step: l.s.step, epoch: l.s.epoch + 1, loss, lr: w.lr, grad_norm: gradNorm, tokens_per_s: tps, ...scalerFields(l.opt, l.s.step), ...w.peak.field()},
+    'train',
+  )
   return newWindow()
 }
 
