@@ -7,6 +7,9 @@
 #    taken from nvidia-cuda-dev's .deb (774 MB, ~40 s to fetch and unpack here) by extracting its
 #    usr/include only (14 MB) into $SPAN_CUDA118_DIR/include (default /opt/span-cuda-11.8), not by
 #    installing its 5 GB closure.
+#  - NVRTC 13 from NVIDIA's wheel (pip install nvidia-cuda-nvrtc, ~70 MB) into a venv of its own,
+#    $SPAN_NVRTC13_VENV (default /opt/span-nvrtc13), outside the repository: the sm_75 compile check
+#    (test/tools/check-cuda-kernels-arch.test.ts; issue 35), when the image has no libnvrtc.so.13.
 # Idempotent: what is already there is not fetched again. The non-free component is listed in a
 # sources file of its own (span-cuda-nonfree.sources) so the default list stays `main`. Needs
 # root and apt (Debian 12); elsewhere it says why and exits 0, and the tests that need these skip.
@@ -16,6 +19,16 @@ dir=${SPAN_CUDA118_DIR:-/opt/span-cuda-11.8}
 src=/etc/apt/sources.list.d/span-cuda-nonfree.sources
 now() { date +%s; }
 t0=$(now)
+
+# NVRTC 13 (any OS with python3 -m venv and a pip index): first, since it needs neither root nor apt
+venv=${SPAN_NVRTC13_VENV:-/opt/span-nvrtc13}
+if ls "$venv"/lib/python*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 > /dev/null 2>&1; then
+  echo "ci-cuda-deps: NVRTC 13 already in $venv"
+elif python3 -m venv "$venv" > /dev/null 2>&1 && "$venv/bin/pip" install -q nvidia-cuda-nvrtc > /dev/null 2>&1; then
+  echo "ci-cuda-deps: NVRTC 13 installed in $venv ($(($(now) - t0)) s)"
+else
+  echo "ci-cuda-deps: could not install NVRTC 13 into $venv (pip install nvidia-cuda-nvrtc): the sm_75 compile check skips"
+fi
 
 if ! command -v apt-get > /dev/null || [ "$(id -u)" != 0 ] || ! grep -q bookworm /etc/os-release 2> /dev/null; then
   echo "ci-cuda-deps: needs root, apt and Debian 12 (bookworm): NVRTC and the CUDA headers not installed; their tests skip"

@@ -45,11 +45,15 @@ export const absent = (what: string, v: unknown): string | null => (v ? null : `
 
 /**
  * NVRTC 13 (issue 35: the sm_75 check), from NVIDIA's wheel (`pip install nvidia-cuda-nvrtc` into a
- * venv outside the repository): the folder in SPAN_NVRTC13_DIR, else the wheel's nvidia/cu13/lib under
- * the site-packages span's library search looks in (an active venv, PYTHONPATH, ~/.local), or null.
+ * venv outside the repository; tools/ci-cuda-deps.sh makes $SPAN_NVRTC13_VENV, /opt/span-nvrtc13): the
+ * folder in SPAN_NVRTC13_DIR, else the wheel's nvidia/cu13/lib in that venv or under the site-packages
+ * span's library search looks in (an active venv, PYTHONPATH, ~/.local), or null.
  */
 export const NVRTC13 = ((): {nvrtc: string; builtins: string} | null => {
-  const dirs = [process.env.SPAN_NVRTC13_DIR, ...sitePackages(realSearchEnv()).map((sp) => join(sp, 'nvidia', 'cu13', 'lib'))]
+  const venv = realSearchEnv()
+  venv.env = {...venv.env, VIRTUAL_ENV: process.env.SPAN_NVRTC13_VENV ?? '/opt/span-nvrtc13'}
+  const sites = [...sitePackages(venv), ...sitePackages(realSearchEnv())]
+  const dirs = [process.env.SPAN_NVRTC13_DIR, ...sites.map((sp) => join(sp, 'nvidia', 'cu13', 'lib'))]
   for (const d of dirs) {
     if (!d || !existsSync(join(d, 'libnvrtc.so.13'))) continue
     const builtins = readdirSync(d).find((f) => /^libnvrtc-builtins\.so\.13(\.\d+)*$/.test(f))

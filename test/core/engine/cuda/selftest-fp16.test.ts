@@ -5,9 +5,10 @@ import type {CudaBackend} from '../../../../src/core/engine/cuda/backend.js'
 import {kernelRows} from '../../../../src/core/engine/cuda/selftest.js'
 import {fp16Cases} from '../../../../src/core/engine/cuda/selftest-fp16.js'
 import {buildStandins} from '../../../helpers/cuda-standins.js'
+import {runSpan} from '../../../helpers/spawn.js'
 
 // `span doctor --selftest`'s fp16 rows (issue 35, selftest-fp16.ts) on the stand-in device against
-// native: both pass; with loss_scale.cu's launch dropped (no unscaling, no skip) the overflow row
+// native: both pass (and print through bin/run.js); with loss_scale.cu's launch dropped (no unscaling, no skip) the overflow row
 // fails and names itself; with cast_f16.cu's launch dropped the fp16 row does.
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
@@ -37,6 +38,13 @@ describe.skipIf(skip)('doctor --selftest fp16 rows on the stand-in device', () =
   afterAll(async () => {
     await initBackend('cpu')
   })
+
+  it('span doctor --selftest prints both rows, ok', () => {
+    const r = runSpan(['doctor', '--selftest', '--backend', 'cuda'], {env: {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^fp16 GEMM \+ cast_f16\.cu \(fp32 accumulation\) +1 +\S+ +ok$/m)
+    expect(r.stdout).toMatch(/^loss_scale\.cu \(overflow skips the step, scale ½ then ×2\) +1 +\S+ +ok$/m)
+  }, 120_000)
 
   it('the fp16 products and the overflow-and-skip row pass', async () => {
     const r = await rows(null)
