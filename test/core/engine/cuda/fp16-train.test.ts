@@ -126,6 +126,17 @@ describe.skipIf(skip)('--precision fp16 on the stand-in device as processes', ()
     expect(b.meta).toEqual(a.meta)
   }, 300_000)
 
+  it('an overflow that takes the scale to --loss-scale-min stops the run when the step is logged, in one line (fairseq: FloatingPointError)', () => {
+    const dir = out()
+    const args = [...pretrainArgs(4), '--precision', 'fp16', '--loss-scale-min', '100', '--backend', 'cuda', '--out', dir]
+    const r = runSpan(args, {input: masked(), env: env({SPAN_TEST_OVERFLOW_STEPS: '1'})})
+    expect(r.code).toBe(1)
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('span pretrain: ') && !/^span pretrain: (config|model|memory plan|effective batch)/.test(l))
+    expect(lines).toEqual([
+      'span pretrain: the fp16 loss scale fell to 64 by step 1, at or below --loss-scale-min 100: the loss is probably exploding; lower the learning rate, clip gradients or use --precision bf16 or fp32',
+    ])
+  }, 120_000)
+
   it('inside CUDA Graph steps: the same losses, scales and skips as eager steps, with steps replayed', () => {
     const eager = run(overflowArgs(1), 'cuda', env(OVERFLOW), masked())
     const graphed = run(overflowArgs(1), 'cuda', env({...OVERFLOW, SPAN_CUDA_GRAPH: '1'}), masked())
