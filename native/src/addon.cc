@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "fused.h"
+#include "napi-util.h"
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
 
 namespace {
+
+using span_napi::number;
 
 #define CHECK(call)                                               \
   do {                                                            \
@@ -314,12 +317,6 @@ bool dims(napi_env env, const Args& a, size_t from, size_t count, size_t* d) {
   return true;
 }
 
-napi_value number(napi_env env, double x) {
-  napi_value r;
-  napi_create_double(env, x, &r);
-  return r;
-}
-
 // linearForward(x, w, b|null, z, y, N, in, out, gelu)
 napi_value LinearForward(napi_env env, napi_callback_info info) {
   Args a;
@@ -488,30 +485,30 @@ napi_value SumSquares(napi_env env, napi_callback_info info) {
 
 napi_value Init(napi_env env, napi_value exports) {
   span::blas_single_thread();
-  const napi_property_descriptor props[] = {
-      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"matmul", nullptr, MatMul, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"binary", nullptr, Binary, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"unary", nullptr, Unary, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"softmax", nullptr, Softmax, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"reduce", nullptr, Reduce, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"transpose", nullptr, Transpose, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"gather", nullptr, Gather, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"scatterAdd", nullptr, ScatterAdd, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"dropout", nullptr, Dropout, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"linearForward", nullptr, LinearForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"linearBackward", nullptr, LinearBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"layerNormForward", nullptr, LayerNormForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"layerNormBackward", nullptr, LayerNormBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"crossEntropyForward", nullptr, CrossEntropyForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"crossEntropyBackward", nullptr, CrossEntropyBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"attentionForward", nullptr, AttentionForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"attentionBackward", nullptr, AttentionBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"sumSquares", nullptr, SumSquares, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"info", Info},
+      {"setThreads", SetThreads},
+      {"matmul", MatMul},
+      {"binary", Binary},
+      {"unary", Unary},
+      {"softmax", Softmax},
+      {"reduce", Reduce},
+      {"transpose", Transpose},
+      {"gather", Gather},
+      {"scatterAdd", ScatterAdd},
+      {"dropout", Dropout},
+      {"adamw", AdamW},
+      {"linearForward", LinearForward},
+      {"linearBackward", LinearBackward},
+      {"layerNormForward", LayerNormForward},
+      {"layerNormBackward", LayerNormBackward},
+      {"crossEntropyForward", CrossEntropyForward},
+      {"crossEntropyBackward", CrossEntropyBackward},
+      {"attentionForward", AttentionForward},
+      {"attentionBackward", AttentionBackward},
+      {"sumSquares", SumSquares},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
   return exports;
 }
 
