@@ -66,6 +66,16 @@ void load(const std::string& dir) {
 }
 #undef LOAD
 
+/** cuInit, device 0 and its primary context made current; `failed(result, call)` (which exits) at the first error. */
+void initDevice(void (*failed)(int, const char*)) {
+  SPAN_CUdevice dev;
+  SPAN_CUcontext ctx;
+  if (int r = A.cuInit(0)) failed(r, "A.cuInit(0)");
+  if (int r = A.cuDeviceGet(&dev, 0)) failed(r, "A.cuDeviceGet(&dev, 0)");
+  if (int r = A.cuDevicePrimaryCtxRetain(&ctx, dev)) failed(r, "A.cuDevicePrimaryCtxRetain(&ctx, dev)");
+  if (int r = A.cuCtxSetCurrent(ctx)) failed(r, "A.cuCtxSetCurrent(ctx)");
+}
+
 }  // namespace
 
 #endif

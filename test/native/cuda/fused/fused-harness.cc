@@ -29,20 +29,18 @@ namespace {
 
 using Dev = SPAN_CUdeviceptr;
 
-#define CHECK(call)                                                                                                       \
-  do {                                                                                                                    \
-    int r_ = (call);                                                                                                      \
-    if (r_) printf("{\"error\":\"%s failed (%d): %s\"}\n", #call, r_, A.lastError ? A.lastError() : ""), exit(1);         \
+/** Prints the failed call as {"error"} and exits 1. */
+void failed(int r, const char* call) {
+  printf("{\"error\":\"%s failed (%d): %s\"}\n", call, r, A.lastError ? A.lastError() : "");
+  exit(1);
+}
+
+#define CHECK(call)                         \
+  do {                                      \
+    if (int r_ = (call)) failed(r_, #call); \
   } while (0)
 
-void init() {
-  SPAN_CUdevice dev;
-  SPAN_CUcontext ctx;
-  CHECK(A.cuInit(0));
-  CHECK(A.cuDeviceGet(&dev, 0));
-  CHECK(A.cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(A.cuCtxSetCurrent(ctx));
-}
+void init() { initDevice(failed); }
 
 /** Kernel `name` of native/cuda/kernels/FILE, compiled for sm_80 with -D defines (modules cached per file and defines). */
 SPAN_CUfunction function(const std::string& file, const char* name, const std::vector<std::string>& defines = {}) {

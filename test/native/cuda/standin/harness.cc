@@ -34,20 +34,18 @@ std::string errName(int r) {
   return s ? s : std::to_string(r);
 }
 
-#define CHECK(call)                                                                                           \
-  do {                                                                                                        \
-    int r_ = (call);                                                                                          \
-    if (r_) printf("{\"error\":%s,\"at\":%s}\n", json(errName(r_)).c_str(), json(#call).c_str()), exit(1);    \
+/** Prints the failed call as {"error", "at"} and exits 1. */
+void failed(int r, const char* call) {
+  printf("{\"error\":%s,\"at\":%s}\n", json(errName(r)).c_str(), json(call).c_str());
+  exit(1);
+}
+
+#define CHECK(call)                         \
+  do {                                      \
+    if (int r_ = (call)) failed(r_, #call); \
   } while (0)
 
-void init() {
-  SPAN_CUdevice dev;
-  SPAN_CUcontext ctx;
-  CHECK(A.cuInit(0));
-  CHECK(A.cuDeviceGet(&dev, 0));
-  CHECK(A.cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(A.cuCtxSetCurrent(ctx));
-}
+void init() { initDevice(failed); }
 
 std::string readFile(const std::string& path) {
   std::ifstream f(path);
