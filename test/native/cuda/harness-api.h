@@ -66,6 +66,12 @@ void load(const std::string& dir) {
 }
 #undef LOAD
 
+// A driver call that must succeed: else the harness's own failed(result, call) reports it and exits.
+#define CHECK(call)                         \
+  do {                                      \
+    if (int r_ = (call)) failed(r_, #call); \
+  } while (0)
+
 /** cuInit, device 0 and its primary context made current; `failed(result, call)` (which exits) at the first error. */
 void initDevice(void (*failed)(int, const char*)) {
   SPAN_CUdevice dev;

@@ -35,11 +35,6 @@ void failed(int r, const char* call) {
   exit(1);
 }
 
-#define CHECK(call)                         \
-  do {                                      \
-    if (int r_ = (call)) failed(r_, #call); \
-  } while (0)
-
 void init() { initDevice(failed); }
 
 /** Kernel `name` of native/cuda/kernels/FILE, compiled for sm_80 with -D defines (modules cached per file and defines). */

@@ -40,11 +40,6 @@ void failed(int r, const char* call) {
   exit(1);
 }
 
-#define CHECK(call)                         \
-  do {                                      \
-    if (int r_ = (call)) failed(r_, #call); \
-  } while (0)
-
 void init() { initDevice(failed); }
 
 std::string readFile(const std::string& path) {
