@@ -15,17 +15,11 @@
 //     [--preset base] [--T 512] [--batches 1,2] [--layers 12] [--precision fp32,bf16] [--scale-to 16]
 // On a GPU: --batches 16 measures batch 16 itself (then nothing is scaled).
 // Prints one JSON line per (precision, attention, batch) and one summary line per precision.
-import {initBackend} from '../dist/core/engine/index.js'
 import {CHUNK_ABOVE, chunked} from '../dist/core/model/decoder-loss.js'
-import {MiB, examples, measureStep, tensorBatch} from './lib/cuda-step-memory.mjs'
+import {MiB, cudaOrSkip, examples, measureStep, opt, tensorBatch} from './lib/cuda-step-memory.mjs'
 import {V} from './lib/synthetic.mjs'
 import {disposeBatch} from '../dist/core/model/batch.js'
 
-const argv = process.argv.slice(2)
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name)
-  return i >= 0 ? argv[i + 1] : dflt
-}
 const preset = opt('--preset', 'base')
 const T = Number(opt('--T', 512))
 const batches = opt('--batches', '1,2').split(',').map(Number)
@@ -33,12 +27,7 @@ const layers = Number(opt('--layers', 12))
 const precisions = opt('--precision', 'fp32,bf16').split(',')
 const scaleTo = Number(opt('--scale-to', 16))
 
-try {
-  await initBackend('cuda')
-} catch (e) {
-  console.log(`cuda-attention-memory: skipped (${e.message}; SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) for the stand-in device)`)
-  process.exit(0)
-}
+await cudaOrSkip('cuda-attention-memory')
 // The decoder path batch scaleTo takes (its MLM target count at this T; SBO's is about the same).
 const big = tensorBatch(examples(scaleTo, T))
 const chunkAbove = chunked(Math.max(big.nMlm, big.nSbo), V) ? 0 : Infinity

@@ -12,29 +12,18 @@
 // counted for the preset's own depth. Plain JS over dist/:
 //   SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) node bench/cuda-decoder-memory.mjs \
 //     [--preset base] [--shapes 32x128,16x512] [--layers 1] [--precision bf16]
-import {initBackend} from '../dist/core/engine/index.js'
 import {CHUNK_ABOVE, chunkRows, chunked} from '../dist/core/model/decoder-loss.js'
 import {presetConfig} from '../dist/core/model/config.js'
-import {MiB, measureStep} from './lib/cuda-step-memory.mjs'
+import {MiB, cudaOrSkip, measureStep, opt} from './lib/cuda-step-memory.mjs'
 import {stepFlops} from './lib/step-flops.mjs'
 import {V} from './lib/synthetic.mjs'
 
-const argv = process.argv.slice(2)
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name)
-  return i >= 0 ? argv[i + 1] : dflt
-}
 const preset = opt('--preset', 'base')
 const shapes = opt('--shapes', '32x128,16x512').split(',')
 const layers = Number(opt('--layers', 1))
 const precision = opt('--precision', 'bf16')
 
-try {
-  await initBackend('cuda')
-} catch (e) {
-  console.log(`cuda-decoder-memory: skipped (${e.message}; SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) for the stand-in device)`)
-  process.exit(0)
-}
+await cudaOrSkip('cuda-decoder-memory')
 const full = presetConfig(preset, V)
 const H = full.hidden_size
 for (const shape of shapes) {

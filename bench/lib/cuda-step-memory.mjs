@@ -13,9 +13,26 @@ import {presetConfig} from '../../dist/core/model/config.js'
 import {SpanBertForPreTraining} from '../../dist/core/model/pretraining.js'
 import {AdamW} from '../../dist/core/train/optim.js'
 import {optimiserStep} from '../../dist/core/train/step.js'
+import {initBackend} from '../../dist/core/engine/index.js'
 import {V, syntheticExample} from './synthetic.mjs'
 
 export const MiB = (b) => +(b / 2 ** 20).toFixed(1)
+
+/** The value after `name` on the command line, else `dflt`. */
+export function opt(name, dflt) {
+  const i = process.argv.indexOf(name, 2)
+  return i >= 0 ? process.argv[i + 1] : dflt
+}
+
+/** Starts the cuda backend; where it cannot start, says why and how to get the stand-in device, and exits 0 (the bench is skipped). */
+export async function cudaOrSkip(bench) {
+  try {
+    await initBackend('cuda')
+  } catch (e) {
+    console.log(`${bench}: skipped (${e.message}; SPAN_CUDA_LIBS=$(npm run -s standins | tail -1) for the stand-in device)`)
+    process.exit(0)
+  }
+}
 
 /** B synthetic masked examples of length T (15 % masked in spans, as bench/lib/synthetic.mjs makes them) in a vocabulary of `vocab`. */
 export function examples(B, T, vocab = V, seed = 7) {

@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "fused.h"
+#include "napi-util.h"
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
 
 namespace {
+
+using span_napi::number;
 
 #define CHECK(call)                                               \
   do {                                                            \
@@ -314,82 +317,6 @@ bool dims(napi_env env, const Args& a, size_t from, size_t count, size_t* d) {
   return true;
 }
 
-napi_value number(napi_env env, double x) {
-  napi_value r;
-  napi_create_double(env, x, &r);
-  return r;
-}
-
-// linearForward(x, w, b|null, z, y, N, in, out, gelu)
-napi_value LinearForward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[3];
-  bool act;
-  if (!args(env, info, a, 9) || !dims(env, a, 5, 3, d)) return nullptr;
-  CHECK(flag(env, a.v[8], &act) ? napi_ok : napi_invalid_arg);
-  size_t N = d[0], in = d[1], out = d[2];
-  float *x, *w, *b, *z, *y;
-  const char* e = "span_native.linearForward: bad buffer";
-  if (!f32arg(env, a.v[0], N * in, &x, e) || !f32arg(env, a.v[1], out * in, &w, e) ||
-      !f32arg(env, a.v[2], out, &b, e, true) || !f32arg(env, a.v[3], N * out, &z, e) ||
-      !f32arg(env, a.v[4], N * out, &y, e))
-    return nullptr;
-  span::linear_forward(x, w, b, z, y, N, in, out, act);
-  return nullptr;
-}
-
-// linearBackward(dy, x, w, z|null, dz|null, dx, dw, db|null, N, in, out, gelu)
-napi_value LinearBackward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[3];
-  bool act;
-  if (!args(env, info, a, 12) || !dims(env, a, 8, 3, d)) return nullptr;
-  CHECK(flag(env, a.v[11], &act) ? napi_ok : napi_invalid_arg);
-  size_t N = d[0], in = d[1], out = d[2];
-  float *dy, *x, *w, *z, *dz, *dx, *dw, *db;
-  const char* e = "span_native.linearBackward: bad buffer";
-  if (!f32arg(env, a.v[0], N * out, &dy, e) || !f32arg(env, a.v[1], N * in, &x, e) ||
-      !f32arg(env, a.v[2], out * in, &w, e) || !f32arg(env, a.v[3], N * out, &z, e, !act) ||
-      !f32arg(env, a.v[4], N * out, &dz, e, !act) || !f32arg(env, a.v[5], N * in, &dx, e) ||
-      !f32arg(env, a.v[6], out * in, &dw, e) || !f32arg(env, a.v[7], out, &db, e, true))
-    return nullptr;
-  span::linear_backward(dy, x, w, z, dz, dx, dw, db, N, in, out, act);
-  return nullptr;
-}
-
-// layerNormForward(x, g, b, y, mean, rstd, rows, H, eps)
-napi_value LayerNormForward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[2];
-  double eps;
-  if (!args(env, info, a, 9) || !dims(env, a, 6, 2, d)) return nullptr;
-  CHECK(num(env, a.v[8], &eps) ? napi_ok : napi_invalid_arg);
-  size_t R = d[0], H = d[1];
-  float *x, *g, *b, *y, *m, *rs;
-  const char* e = "span_native.layerNormForward: bad buffer";
-  if (!f32arg(env, a.v[0], R * H, &x, e) || !f32arg(env, a.v[1], H, &g, e) || !f32arg(env, a.v[2], H, &b, e) ||
-      !f32arg(env, a.v[3], R * H, &y, e) || !f32arg(env, a.v[4], R, &m, e) || !f32arg(env, a.v[5], R, &rs, e))
-    return nullptr;
-  span::layer_norm_forward(x, g, b, y, m, rs, R, H, static_cast<float>(eps));
-  return nullptr;
-}
-
-// layerNormBackward(dy, x, g, mean, rstd, dx, dg, db, rows, H)
-napi_value LayerNormBackward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[2];
-  if (!args(env, info, a, 10) || !dims(env, a, 8, 2, d)) return nullptr;
-  size_t R = d[0], H = d[1];
-  float *dy, *x, *g, *m, *rs, *dx, *dg, *db;
-  const char* e = "span_native.layerNormBackward: bad buffer";
-  if (!f32arg(env, a.v[0], R * H, &dy, e) || !f32arg(env, a.v[1], R * H, &x, e) || !f32arg(env, a.v[2], H, &g, e) ||
-      !f32arg(env, a.v[3], R, &m, e) || !f32arg(env, a.v[4], R, &rs, e) || !f32arg(env, a.v[5], R * H, &dx, e) ||
-      !f32arg(env, a.v[6], H, &dg, e) || !f32arg(env, a.v[7], H, &db, e))
-    return nullptr;
-  span::layer_norm_backward(dy, x, g, m, rs, dx, dg, db, R, H);
-  return nullptr;
-}
-
 /** An Int32Array argument of at least `want` elements. */
 bool i32arg(napi_env env, napi_value v, size_t want, int32_t** out, const char* what) {
   size_t n;
@@ -400,71 +327,142 @@ bool i32arg(napi_env env, napi_value v, size_t want, int32_t** out, const char* 
   return true;
 }
 
+/**
+ * One fused kernel's arguments, read in the order the function reads them: `ok` turns false at the
+ * first one that is wrong, thrown as each helper above throws it (too few arguments, a bad
+ * dimension, "bad argument" for a number or flag, `what` for a buffer of the wrong type or size);
+ * a read after that throws nothing more and returns a null or zero the function never uses.
+ */
+struct Call {
+  napi_env env;
+  Args a;
+  const char* what;
+  bool ok;
+  Call(napi_env e, napi_callback_info info, size_t want, const char* w) : env(e), what(w) { ok = args(env, info, a, want); }
+  bool sizes(size_t from, size_t count, size_t* d) { return ok = ok && dims(env, a, from, count, d); }
+  double real(size_t i) {
+    double x = 0;
+    if (ok && !num(env, a.v[i], &x)) bad();
+    return x;
+  }
+  bool on(size_t i) {
+    bool b = false;
+    if (ok && !flag(env, a.v[i], &b)) bad();
+    return b;
+  }
+  float* f32(size_t i, size_t want, bool optional = false) {
+    float* p = nullptr;
+    ok = ok && f32arg(env, a.v[i], want, &p, what, optional);
+    return p;
+  }
+  int32_t* i32(size_t i, size_t want) {
+    int32_t* p = nullptr;
+    ok = ok && i32arg(env, a.v[i], want, &p, what);
+    return p;
+  }
+  void bad() {
+    napi_throw_error(env, nullptr, "span_native: bad argument");
+    ok = false;
+  }
+};
+
+// linearForward(x, w, b|null, z, y, N, in, out, gelu)
+napi_value LinearForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 9, "span_native.linearForward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(5, 3, d);
+  const bool act = c.on(8);
+  const size_t N = d[0], in = d[1], out = d[2];
+  float *x = c.f32(0, N * in), *w = c.f32(1, out * in), *b = c.f32(2, out, true), *z = c.f32(3, N * out), *y = c.f32(4, N * out);
+  if (c.ok) span::linear_forward(x, w, b, z, y, N, in, out, act);
+  return nullptr;
+}
+
+// linearBackward(dy, x, w, z|null, dz|null, dx, dw, db|null, N, in, out, gelu)
+napi_value LinearBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 12, "span_native.linearBackward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(8, 3, d);
+  const bool act = c.on(11);
+  const size_t N = d[0], in = d[1], out = d[2];
+  float *dy = c.f32(0, N * out), *x = c.f32(1, N * in), *w = c.f32(2, out * in), *z = c.f32(3, N * out, !act), *dz = c.f32(4, N * out, !act);
+  float *dx = c.f32(5, N * in), *dw = c.f32(6, out * in), *db = c.f32(7, out, true);
+  if (c.ok) span::linear_backward(dy, x, w, z, dz, dx, dw, db, N, in, out, act);
+  return nullptr;
+}
+
+// layerNormForward(x, g, b, y, mean, rstd, rows, H, eps)
+napi_value LayerNormForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 9, "span_native.layerNormForward: bad buffer");
+  size_t d[2] = {0, 0};
+  c.sizes(6, 2, d);
+  const double eps = c.real(8);
+  const size_t R = d[0], H = d[1];
+  float *x = c.f32(0, R * H), *g = c.f32(1, H), *b = c.f32(2, H), *y = c.f32(3, R * H), *m = c.f32(4, R), *rs = c.f32(5, R);
+  if (c.ok) span::layer_norm_forward(x, g, b, y, m, rs, R, H, static_cast<float>(eps));
+  return nullptr;
+}
+
+// layerNormBackward(dy, x, g, mean, rstd, dx, dg, db, rows, H)
+napi_value LayerNormBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 10, "span_native.layerNormBackward: bad buffer");
+  size_t d[2] = {0, 0};
+  c.sizes(8, 2, d);
+  const size_t R = d[0], H = d[1];
+  float *dy = c.f32(0, R * H), *x = c.f32(1, R * H), *g = c.f32(2, H), *m = c.f32(3, R), *rs = c.f32(4, R);
+  float *dx = c.f32(5, R * H), *dg = c.f32(6, H), *db = c.f32(7, H);
+  if (c.ok) span::layer_norm_backward(dy, x, g, m, rs, dx, dg, db, R, H);
+  return nullptr;
+}
+
 // crossEntropyForward(logits, labels, lse, N, C) → Σ loss (NaN for a label out of range)
 napi_value CrossEntropyForward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[2];
-  if (!args(env, info, a, 5) || !dims(env, a, 3, 2, d)) return nullptr;
-  float *x, *lse;
-  int32_t* y;
-  const char* e = "span_native.crossEntropyForward: bad buffer";
-  if (!f32arg(env, a.v[0], d[0] * d[1], &x, e) || !i32arg(env, a.v[1], d[0], &y, e) ||
-      !f32arg(env, a.v[2], d[0], &lse, e))
-    return nullptr;
-  return number(env, span::cross_entropy_forward(x, y, lse, d[0], d[1]));
+  Call c(env, info, 5, "span_native.crossEntropyForward: bad buffer");
+  size_t d[2] = {0, 0};
+  c.sizes(3, 2, d);
+  float* x = c.f32(0, d[0] * d[1]);
+  int32_t* y = c.i32(1, d[0]);
+  float* lse = c.f32(2, d[0]);
+  return c.ok ? number(env, span::cross_entropy_forward(x, y, lse, d[0], d[1])) : nullptr;
 }
 
 // crossEntropyBackward(logits, labels, lse, dy, dlogits, N, C)
 napi_value CrossEntropyBackward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[2];
-  double dy;
-  if (!args(env, info, a, 7) || !dims(env, a, 5, 2, d)) return nullptr;
-  CHECK(num(env, a.v[3], &dy) ? napi_ok : napi_invalid_arg);
-  float *x, *lse, *dx;
-  int32_t* y;
-  const char* e = "span_native.crossEntropyBackward: bad buffer";
-  if (!f32arg(env, a.v[0], d[0] * d[1], &x, e) || !i32arg(env, a.v[1], d[0], &y, e) ||
-      !f32arg(env, a.v[2], d[0], &lse, e) || !f32arg(env, a.v[4], d[0] * d[1], &dx, e))
-    return nullptr;
-  span::cross_entropy_backward(x, y, lse, static_cast<float>(dy), dx, d[0], d[1]);
+  Call c(env, info, 7, "span_native.crossEntropyBackward: bad buffer");
+  size_t d[2] = {0, 0};
+  c.sizes(5, 2, d);
+  const double dy = c.real(3);
+  float* x = c.f32(0, d[0] * d[1]);
+  int32_t* y = c.i32(1, d[0]);
+  float *lse = c.f32(2, d[0]), *dx = c.f32(4, d[0] * d[1]);
+  if (c.ok) span::cross_entropy_backward(x, y, lse, static_cast<float>(dy), dx, d[0], d[1]);
   return nullptr;
 }
 
 // attentionForward(q, k, v, mask, probs, ctx, B, T, A, d, scale, keep, seed)
 napi_value AttentionForward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[4];
-  double h[3];
-  if (!args(env, info, a, 13) || !dims(env, a, 6, 4, d)) return nullptr;
-  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[10 + i], &h[i]) ? napi_ok : napi_invalid_arg);
-  size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
-  float *q, *k, *v, *m, *p, *c;
-  const char* e = "span_native.attentionForward: bad buffer";
-  if (!f32arg(env, a.v[0], n, &q, e) || !f32arg(env, a.v[1], n, &k, e) || !f32arg(env, a.v[2], n, &v, e) ||
-      !f32arg(env, a.v[3], B * T, &m, e) || !f32arg(env, a.v[4], B * A * T * T, &p, e) || !f32arg(env, a.v[5], n, &c, e))
-    return nullptr;
-  span::attention_forward(q, k, v, m, p, c, B, T, A, D, static_cast<float>(h[0]), static_cast<float>(h[1]),
-                          static_cast<uint64_t>(h[2]));
+  Call c(env, info, 13, "span_native.attentionForward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(6, 4, d);
+  const double scale = c.real(10), keep = c.real(11), seed = c.real(12);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *q = c.f32(0, n), *k = c.f32(1, n), *v = c.f32(2, n), *m = c.f32(3, B * T), *p = c.f32(4, B * A * T * T), *ctx = c.f32(5, n);
+  if (c.ok)
+    span::attention_forward(q, k, v, m, p, ctx, B, T, A, D, static_cast<float>(scale), static_cast<float>(keep), static_cast<uint64_t>(seed));
   return nullptr;
 }
 
 // attentionBackward(dctx, q, k, v, probs, dq, dk, dv, B, T, A, d, scale, keep, seed)
 napi_value AttentionBackward(napi_env env, napi_callback_info info) {
-  Args a;
-  size_t d[4];
-  double h[3];
-  if (!args(env, info, a, 15) || !dims(env, a, 8, 4, d)) return nullptr;
-  for (int i = 0; i < 3; i++) CHECK(num(env, a.v[12 + i], &h[i]) ? napi_ok : napi_invalid_arg);
-  size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
-  float *dc, *q, *k, *v, *p, *dq, *dk, *dv;
-  const char* e = "span_native.attentionBackward: bad buffer";
-  if (!f32arg(env, a.v[0], n, &dc, e) || !f32arg(env, a.v[1], n, &q, e) || !f32arg(env, a.v[2], n, &k, e) ||
-      !f32arg(env, a.v[3], n, &v, e) || !f32arg(env, a.v[4], B * A * T * T, &p, e) || !f32arg(env, a.v[5], n, &dq, e) ||
-      !f32arg(env, a.v[6], n, &dk, e) || !f32arg(env, a.v[7], n, &dv, e))
-    return nullptr;
-  span::attention_backward(dc, q, k, v, p, dq, dk, dv, B, T, A, D, static_cast<float>(h[0]), static_cast<float>(h[1]),
-                           static_cast<uint64_t>(h[2]));
+  Call c(env, info, 15, "span_native.attentionBackward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(8, 4, d);
+  const double scale = c.real(12), keep = c.real(13), seed = c.real(14);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *dc = c.f32(0, n), *q = c.f32(1, n), *k = c.f32(2, n), *v = c.f32(3, n), *p = c.f32(4, B * A * T * T);
+  float *dq = c.f32(5, n), *dk = c.f32(6, n), *dv = c.f32(7, n);
+  if (c.ok)
+    span::attention_backward(dc, q, k, v, p, dq, dk, dv, B, T, A, D, static_cast<float>(scale), static_cast<float>(keep), static_cast<uint64_t>(seed));
   return nullptr;
 }
 
@@ -488,30 +486,30 @@ napi_value SumSquares(napi_env env, napi_callback_info info) {
 
 napi_value Init(napi_env env, napi_value exports) {
   span::blas_single_thread();
-  const napi_property_descriptor props[] = {
-      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"setThreads", nullptr, SetThreads, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"matmul", nullptr, MatMul, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"binary", nullptr, Binary, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"unary", nullptr, Unary, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"softmax", nullptr, Softmax, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"reduce", nullptr, Reduce, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"transpose", nullptr, Transpose, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"gather", nullptr, Gather, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"scatterAdd", nullptr, ScatterAdd, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"dropout", nullptr, Dropout, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"adamw", nullptr, AdamW, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"linearForward", nullptr, LinearForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"linearBackward", nullptr, LinearBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"layerNormForward", nullptr, LayerNormForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"layerNormBackward", nullptr, LayerNormBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"crossEntropyForward", nullptr, CrossEntropyForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"crossEntropyBackward", nullptr, CrossEntropyBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"attentionForward", nullptr, AttentionForward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"attentionBackward", nullptr, AttentionBackward, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"sumSquares", nullptr, SumSquares, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"info", Info},
+      {"setThreads", SetThreads},
+      {"matmul", MatMul},
+      {"binary", Binary},
+      {"unary", Unary},
+      {"softmax", Softmax},
+      {"reduce", Reduce},
+      {"transpose", Transpose},
+      {"gather", Gather},
+      {"scatterAdd", ScatterAdd},
+      {"dropout", Dropout},
+      {"adamw", AdamW},
+      {"linearForward", LinearForward},
+      {"linearBackward", LinearBackward},
+      {"layerNormForward", LayerNormForward},
+      {"layerNormBackward", LayerNormBackward},
+      {"crossEntropyForward", CrossEntropyForward},
+      {"crossEntropyBackward", CrossEntropyBackward},
+      {"attentionForward", AttentionForward},
+      {"attentionBackward", AttentionBackward},
+      {"sumSquares", SumSquares},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
   return exports;
 }
 

@@ -17,7 +17,14 @@
 #include <cstring>
 #include <string>
 
+#include "napi-util.h"
+
 namespace {
+
+using span_napi::fail;
+using span_napi::jsString;
+using span_napi::number;
+using span_napi::undef;
 
 using Handle = void*;  // MPI_Comm, MPI_Datatype, MPI_Op: pointers in Open MPI's ABI
 constexpr int kThreadFunneled = 1;
@@ -88,29 +95,6 @@ bool loadMpi(const char* path) {
   return true;
 }
 
-napi_value str(napi_env env, const std::string& s) {
-  napi_value v;
-  napi_create_string_utf8(env, s.c_str(), s.size(), &v);
-  return v;
-}
-
-napi_value num(napi_env env, double x) {
-  napi_value v;
-  napi_create_double(env, x, &v);
-  return v;
-}
-
-napi_value undef(napi_env env) {
-  napi_value v;
-  napi_get_undefined(env, &v);
-  return v;
-}
-
-napi_value fail(napi_env env, const std::string& what) {
-  napi_throw_error(env, nullptr, what.c_str());
-  return nullptr;
-}
-
 /** The arguments, at most 4. */
 size_t argv(napi_env env, napi_callback_info info, napi_value* v) {
   size_t n = 4;
@@ -130,7 +114,7 @@ napi_value LoadMpi(napi_env env, napi_callback_info info) {
   napi_value v[4];
   size_t n = argv(env, info, v);
   std::string path = n > 0 ? stringArg(env, v[0], "libmpi.so.40") : "libmpi.so.40";
-  return str(env, loadMpi(path.c_str()) ? "" : mpi.error);
+  return jsString(env, loadMpi(path.c_str()) ? "" : mpi.error);
 }
 
 /** MPI_Init_thread(FUNNELED) once; returns [rank, size, library version]. */
@@ -149,9 +133,9 @@ napi_value Init(napi_env env, napi_callback_info) {
   if (nl != std::string::npos) ver.resize(nl);
   napi_value out;
   napi_create_array_with_length(env, 3, &out);
-  napi_set_element(env, out, 0, num(env, rank));
-  napi_set_element(env, out, 1, num(env, size));
-  napi_set_element(env, out, 2, str(env, ver));
+  napi_set_element(env, out, 0, number(env, rank));
+  napi_set_element(env, out, 1, number(env, size));
+  napi_set_element(env, out, 2, jsString(env, ver));
   return out;
 }
 
@@ -222,20 +206,20 @@ napi_value LoadNccl(napi_env env, napi_callback_info info) {
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* e = dlerror();
-      return str(env, e ? e : "dlopen failed");
+      return jsString(env, e ? e : "dlopen failed");
     }
     sym(lib, "ncclGetVersion", &nccl.get_version, nccl.error);
     sym(lib, "ncclGetUniqueId", &nccl.get_unique_id, nccl.error);
     sym(lib, "ncclGetErrorString", &nccl.error_string, nccl.error);
     if (!nccl.error.empty()) {
       dlclose(lib);
-      return str(env, nccl.error);
+      return jsString(env, nccl.error);
     }
     nccl.lib = lib;
   }
   int version = 0;
   nccl.get_version(&version);
-  return str(env, "version " + std::to_string(version));
+  return jsString(env, "version " + std::to_string(version));
 }
 
 /** ncclUniqueId() → Uint8Array(128): rank 0's id (or one derived from NCCL_COMM_ID). */
@@ -251,18 +235,18 @@ napi_value NcclUniqueId(napi_env env, napi_callback_info) {
 }
 
 napi_value Register(napi_env env, napi_value exports) {
-  const napi_property_descriptor props[] = {
-      {"loadMpi", nullptr, LoadMpi, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"allReduceSum", nullptr, AllReduceSum, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"broadcast", nullptr, Broadcast, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"barrier", nullptr, Barrier, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"finalize", nullptr, Finalize, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"abort", nullptr, Abort, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"loadNccl", nullptr, LoadNccl, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"ncclUniqueId", nullptr, NcclUniqueId, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"loadMpi", LoadMpi},
+      {"init", Init},
+      {"allReduceSum", AllReduceSum},
+      {"broadcast", Broadcast},
+      {"barrier", Barrier},
+      {"finalize", Finalize},
+      {"abort", Abort},
+      {"loadNccl", LoadNccl},
+      {"ncclUniqueId", NcclUniqueId},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
   return exports;
 }
 

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {SpanCommand, print} from '../cli/base.js'
 import {autoPick, notInAuto, probeBackends, whyNot} from '../core/engine/doctor.js'
 import {engineLine, probeDistEngines} from '../core/dist/probe.js'
-import {runSelftest, selftestTable} from '../core/engine/cuda/selftest.js'
+import {runSelftest, selftestTable} from '../core/doctor/selftest.js'
 import {SpanError} from '../core/stream/index.js'
 
 export {type BackendReport, DOCTOR_ORDER, autoPick} from '../core/engine/doctor.js'

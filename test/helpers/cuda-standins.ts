@@ -12,6 +12,7 @@ export type Standins = {dir: string; harness: string; kernels: string} | {error:
 
 export const ROOT = join(import.meta.dirname, '..', '..')
 const HARNESS_SRC = join(ROOT, 'test', 'native', 'cuda', 'standin', 'harness.cc')
+const HARNESS_API = join(ROOT, 'test', 'native', 'cuda', 'harness-api.h') // included by harness.cc
 
 let built: Standins | undefined
 
@@ -24,7 +25,7 @@ export function buildStandins(): Standins {
   const dir = r.stdout.trim().split('\n').pop()!
   const harness = join(dirname(dir), 'standin-tests', 'harness')
   const abi = join(ROOT, 'native', 'cuda', 'src', 'abi.h')
-  const stale = !existsSync(harness) || [HARNESS_SRC, abi].some((f) => statSync(f).mtimeMs > statSync(harness).mtimeMs)
+  const stale = !existsSync(harness) || [HARNESS_SRC, HARNESS_API, abi].some((f) => statSync(f).mtimeMs > statSync(harness).mtimeMs)
   if (stale) {
     mkdirSync(dirname(harness), {recursive: true})
     const tmp = `${harness}.tmp-${process.pid}` // test files in parallel: each writes its own, then renames

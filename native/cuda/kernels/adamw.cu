@@ -13,6 +13,7 @@ extern "C" __global__ void span_adamw_f32(const float* p, const float* m, const 
                                           float bc2, const float* __restrict__ scale) {
   const float s = scale[0], keepW = 1.0f - lr * wd, step = lr / bc1;
   const long long stride = (long long)gridDim.x * blockDim.x;
+  // Repeated on purpose in adamw_multi.cu (the same AdamW update per element): each .cu is compiled alone by NVRTC, with no header of span's to share.
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const float gi = g[i] * s;
     const float mi = beta1 * m[i] + (1.0f - beta1) * gi;

@@ -87,6 +87,7 @@ extern "C" __global__ void span_adamw_multi_f32(const SpanTensorEntry* __restric
     const float* g = (const float*)e.g;
     const float lr = e.lr, keepW = 1.0f - lr * e.wd, step = lr / bc1;
     const long long start = (c - e.chunk0) * chunk, end = start + chunk < e.n ? start + chunk : e.n;
+    // Repeated on purpose in adamw.cu (the same AdamW update per element): each .cu is compiled alone by NVRTC, with no header of span's to share.
     for (long long i = start + threadIdx.x; i < end; i += blockDim.x) {
       const float gi = g[i] * s;
       const float mi = beta1 * m[i] + (1.0f - beta1) * gi;

@@ -16,6 +16,7 @@
 // Launch: one block per row (grid-stride over B·A·T rows), whole warps (blockDim.x a multiple of
 // 32, ≤ 1024); sums are fixed trees (deterministic). probs may be scores, dscores may be dprobs.
 
+// Repeated on purpose in cross_entropy.cu (ce_block_reduce): each .cu is compiled alone by NVRTC, with no header of span's to share.
 static __device__ float att_block_reduce(float v, float* red, bool isMax) {
   for (int o = 16; o > 0; o >>= 1) {
     const float w = __shfl_xor_sync(0xffffffffu, v, o);

@@ -25,6 +25,7 @@ extern "C" __global__ void span_bias_grad_partials_f32(const float* __restrict__
     }
 }
 
+// Repeated on purpose in linear_gelu.cu (span_gelu_bias_sum_f32, the chunks' sum): each .cu is compiled alone by NVRTC, with no header of span's to share.
 // db [cols] = Σ_k partials[k, ·] in double, k in order.
 extern "C" __global__ void span_bias_grad_sum_f32(const float* __restrict__ partials, float* __restrict__ db, long long chunks, long long cols) {
   for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (long long)gridDim.x * blockDim.x) {

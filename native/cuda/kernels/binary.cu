@@ -73,36 +73,31 @@ __device__ __forceinline__ int compare(int op, T x, T y) {
 }
 
 #define SPAN_PASS n, d0, d1, d2, d3, d4, d5, sa0, sa1, sa2, sa3, sa4, sa5, sb0, sb1, sb2, sb3, sb4, sb5
-#define SPAN_LOOP for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
 
-extern "C" __global__ void span_binary_f32(const float* a, const float* b, float* out, int op, SPAN_ARGS) {
-  SPAN_LOOP {
+struct Arith {
+  template <class T>
+  __device__ __forceinline__ T operator()(int op, T x, T y) const { return arith(op, x, y); }
+};
+
+struct Compare {
+  template <class T>
+  __device__ __forceinline__ int operator()(int op, T x, T y) const { return compare(op, x, y); }
+};
+
+/** out[i] = f(op, a[ia], b[ib]) for every output element (grid-stride), the four kernels' one loop. */
+template <class F, class T, class U>
+__device__ __forceinline__ void broadcast(F f, const T* a, const T* b, U* out, int op, SPAN_ARGS) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
     long long ia, ib;
     offsets(i, SPAN_PASS, &ia, &ib);
-    out[i] = arith(op, a[ia], b[ib]);
+    out[i] = f(op, a[ia], b[ib]);
   }
 }
 
-extern "C" __global__ void span_binary_i32(const int* a, const int* b, int* out, int op, SPAN_ARGS) {
-  SPAN_LOOP {
-    long long ia, ib;
-    offsets(i, SPAN_PASS, &ia, &ib);
-    out[i] = arith(op, a[ia], b[ib]);
-  }
-}
+extern "C" __global__ void span_binary_f32(const float* a, const float* b, float* out, int op, SPAN_ARGS) { broadcast(Arith(), a, b, out, op, SPAN_PASS); }
 
-extern "C" __global__ void span_compare_f32(const float* a, const float* b, int* out, int op, SPAN_ARGS) {
-  SPAN_LOOP {
-    long long ia, ib;
-    offsets(i, SPAN_PASS, &ia, &ib);
-    out[i] = compare(op, a[ia], b[ib]);
-  }
-}
+extern "C" __global__ void span_binary_i32(const int* a, const int* b, int* out, int op, SPAN_ARGS) { broadcast(Arith(), a, b, out, op, SPAN_PASS); }
 
-extern "C" __global__ void span_compare_i32(const int* a, const int* b, int* out, int op, SPAN_ARGS) {
-  SPAN_LOOP {
-    long long ia, ib;
-    offsets(i, SPAN_PASS, &ia, &ib);
-    out[i] = compare(op, a[ia], b[ib]);
-  }
-}
+extern "C" __global__ void span_compare_f32(const float* a, const float* b, int* out, int op, SPAN_ARGS) { broadcast(Compare(), a, b, out, op, SPAN_PASS); }
+
+extern "C" __global__ void span_compare_i32(const int* a, const int* b, int* out, int op, SPAN_ARGS) { broadcast(Compare(), a, b, out, op, SPAN_PASS); }

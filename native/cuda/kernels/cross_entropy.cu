@@ -17,6 +17,7 @@
 // a fixed order into loss[0]; span_cross_entropy_backward_f32 any grid/block (grid-stride over
 // N·C), dy read from the device ([] tensor), so nothing is synchronised with the host.
 
+// Repeated on purpose in attention_softmax.cu (att_block_reduce): each .cu is compiled alone by NVRTC, with no header of span's to share.
 static __device__ float ce_block_reduce(float v, float* red, bool isMax) {
   for (int o = 16; o > 0; o >>= 1) {
     const float w = __shfl_xor_sync(0xffffffffu, v, o);
@@ -56,6 +57,7 @@ extern "C" __global__ void span_cross_entropy_rows_f32(const float* __restrict__
   }
 }
 
+// Repeated on purpose in sum_squares.cu (span_sum_partials_f32's block sum in double): each .cu is compiled alone by NVRTC, with no header of span's to share.
 // loss[0] = Σ rowLoss in double, one block: thread t sums rows t, t + blockDim.x, …; thread 0 adds those in order.
 extern "C" __global__ void span_cross_entropy_total_f32(const float* __restrict__ rowLoss, float* __restrict__ loss, long long N) {
   __shared__ double part[1024];

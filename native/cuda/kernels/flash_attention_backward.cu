@@ -71,6 +71,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
   const float D = fab_dot(dor, ctx + off);
   for (int s0 = 0; s0 < T; s0 += FAB_NK) {
     const int cnt = min(FAB_NK, T - s0);
+    // Repeated on purpose in flash_attention_forward.cu (the K, V and mask tile load): each .cu is compiled alone by NVRTC, with no header of span's to share.
     __syncthreads();  // every thread is done with the previous tile
     for (int i = threadIdx.x; i < cnt * SPAN_FA_D; i += SPAN_FA_N) {
       const long long g = (b * T + s0 + i / SPAN_FA_D) * H + h * SPAN_FA_D + i % SPAN_FA_D;

@@ -57,6 +57,7 @@ extern "C" __global__ void __launch_bounds__(SPAN_FA_N)
   float m = __int_as_float(0xff800000), l = 0.0f;  // −∞, 0
   for (int s0 = 0; s0 < T; s0 += SPAN_FA_N) {
     const int cnt = min(SPAN_FA_N, T - s0);
+    // Repeated on purpose in flash_attention_backward.cu (the K, V and mask tile load): each .cu is compiled alone by NVRTC, with no header of span's to share.
     __syncthreads();  // every thread is done with the previous tile
     for (int i = threadIdx.x; i < cnt * SPAN_FA_D; i += SPAN_FA_N) {
       const long long g = (b * T + s0 + i / SPAN_FA_D) * H + h * SPAN_FA_D + i % SPAN_FA_D;

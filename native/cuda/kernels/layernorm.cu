@@ -17,6 +17,7 @@
 // any grid and block) and sums the rows in order: float over runs of 32 rows, then in double, as
 // native's column sums do. Deterministic, no atomics; slow for few columns (issue 21).
 
+// Repeated on purpose in residual_layernorm.cu (rln_block_sum): each .cu is compiled alone by NVRTC, with no header of span's to share.
 // Sum of v over the block, returned to every thread. red: 32 floats of shared memory.
 static __device__ float ln_block_sum(float v, float* red) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -30,10 +30,26 @@ extern "C" __global__ void span_bias_gelu_keep_f32(float* z, const float* __rest
   }
 }
 
-// dy, z, dz [rows, cols] (dz may be dy); partials [ceil(rows/32), cols]: the float sum of dz over
-// the 32 rows of chunk k (fewer in the last), rows in order.
-extern "C" __global__ void span_gelu_backward_partials_f32(const float* dy, const float* __restrict__ z, float* dz, float* __restrict__ partials,
-                                                           long long rows, long long cols) {
+// The two derivatives of the backward pass: BERT's erf GeLU (the default), and the opt-in tanh form
+// (SPAN_CUDA_GELU_EPILOGUE=tanh: the forward is cuBLASLt's GELU_AUX_BIAS epilogue, z its aux), the
+// derivative of cuBLASLt's gelu(z) = ½·z·(1 + t), t = tanh(√(2/π)·(z + 0.044715·z³)):
+//   gelu′(z) = ½(1 + t) + ½·z·(1 − t²)·√(2/π)·(1 + 3·0.044715·z²)
+struct ErfGeluGrad {
+  __device__ __forceinline__ float operator()(float v) const { return 0.5f * (1.0f + erff(v * 0.70710678118654752f)) + v * 0.39894228040143268f * expf(-0.5f * v * v); }
+};
+
+struct TanhGeluGrad {
+  __device__ __forceinline__ float operator()(float v) const {
+    const float t = tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v));
+    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * v * v);
+  }
+};
+
+// dy, z, dz [rows, cols] (dz may be dy); partials [ceil(rows/32), cols]: dz = dy·gelu′(z), and the
+// float sum of dz over the 32 rows of chunk k (fewer in the last), rows in order.
+template <class Grad>
+__device__ __forceinline__ void backwardPartials(Grad grad, const float* dy, const float* __restrict__ z, float* dz, float* __restrict__ partials,
+                                                 long long rows, long long cols) {
   const long long chunks = (rows + 31) / 32;
   for (long long k = blockIdx.y; k < chunks; k += gridDim.y)
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (long long)gridDim.x * blockDim.x) {
@@ -41,8 +57,7 @@ extern "C" __global__ void span_gelu_backward_partials_f32(const float* dy, cons
       const long long r1 = 32 * k + 32 < rows ? 32 * k + 32 : rows;
       for (long long r = 32 * k; r < r1; r++) {
         const long long i = r * cols + j;
-        const float v = z[i];
-        const float d = dy[i] * (0.5f * (1.0f + erff(v * 0.70710678118654752f)) + v * 0.39894228040143268f * expf(-0.5f * v * v));
+        const float d = dy[i] * grad(z[i]);
         dz[i] = d;
         p += d;
       }
@@ -50,6 +65,12 @@ extern "C" __global__ void span_gelu_backward_partials_f32(const float* dy, cons
     }
 }
 
+extern "C" __global__ void span_gelu_backward_partials_f32(const float* dy, const float* __restrict__ z, float* dz, float* __restrict__ partials,
+                                                           long long rows, long long cols) {
+  backwardPartials(ErfGeluGrad(), dy, z, dz, partials, rows, cols);
+}
+
+// Repeated on purpose in bias_grad.cu (span_bias_grad_sum_f32, the chunks' sum): each .cu is compiled alone by NVRTC, with no header of span's to share.
 // db [cols] = Σ_k partials[k, ·] in double, k in order. One thread per column (any grid and block);
 // chunks = 0 writes zeros.
 extern "C" __global__ void span_gelu_bias_sum_f32(const float* __restrict__ partials, float* __restrict__ db, long long chunks, long long cols) {
@@ -60,25 +81,8 @@ extern "C" __global__ void span_gelu_bias_sum_f32(const float* __restrict__ part
   }
 }
 
-// The opt-in tanh GeLU (SPAN_CUDA_GELU_EPILOGUE=tanh: the forward is cuBLASLt's GELU_AUX_BIAS
-// epilogue, z its aux): span_gelu_backward_partials_f32 with the derivative of cuBLASLt's tanh form
-// gelu(z) = ½·z·(1 + t), t = tanh(√(2/π)·(z + 0.044715·z³)):
-//   gelu′(z) = ½(1 + t) + ½·z·(1 − t²)·√(2/π)·(1 + 3·0.044715·z²)
+// span_gelu_backward_partials_f32 with the tanh form's derivative (TanhGeluGrad above).
 extern "C" __global__ void span_gelu_tanh_backward_partials_f32(const float* dy, const float* __restrict__ z, float* dz, float* __restrict__ partials,
                                                                 long long rows, long long cols) {
-  const long long chunks = (rows + 31) / 32;
-  for (long long k = blockIdx.y; k < chunks; k += gridDim.y)
-    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < cols; j += (long long)gridDim.x * blockDim.x) {
-      float p = 0.0f;
-      const long long r1 = 32 * k + 32 < rows ? 32 * k + 32 : rows;
-      for (long long r = 32 * k; r < r1; r++) {
-        const long long i = r * cols + j;
-        const float v = z[i];
-        const float t = tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v));
-        const float d = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * v * v));
-        dz[i] = d;
-        p += d;
-      }
-      partials[k * cols + j] = p;
-    }
+  backwardPartials(TanhGeluGrad(), dy, z, dz, partials, rows, cols);
 }

@@ -42,6 +42,7 @@ static __device__ __forceinline__ float rln_drop(float v, unsigned long long bas
   return kept ? v * (1.0f / keep) : 0.0f;
 }
 
+// Repeated on purpose in layernorm.cu (ln_block_sum): each .cu is compiled alone by NVRTC, with no header of span's to share.
 // Sum of v over the block, returned to every thread. red: 32 floats of shared memory.
 static __device__ float rln_block_sum(float v, float* red) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -28,6 +28,7 @@ extern "C" __global__ void span_sum_squares_partial_f32(const float* __restrict_
   }
 }
 
+// Repeated on purpose in cross_entropy.cu (span_cross_entropy_total_f32) and adamw_multi.cu (the block's partial in double): each .cu is compiled alone by NVRTC, with no header of span's to share.
 extern "C" __global__ void span_sum_partials_f32(const double* __restrict__ partials, long long count, float* __restrict__ out) {
   __shared__ double part[1024];
   double s = 0.0;

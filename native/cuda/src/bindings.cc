@@ -6,10 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "../../src/napi-util.h"
 #include "device.h"
 #include "loader.h"
 
 namespace {
+
+using span_napi::number;
+using span_napi::stringOf;
+using span_napi::undef;
 
 using span_cuda::deviceOpen;
 
@@ -32,14 +37,6 @@ double num(napi_env env, napi_value v) {
   return d;
 }
 
-std::string str(napi_env env, napi_value v) {
-  size_t len = 0;
-  napi_get_value_string_utf8(env, v, nullptr, 0, &len);
-  std::string s(len, '\0');
-  napi_get_value_string_utf8(env, v, &s[0], len + 1, &len);
-  return s;
-}
-
 std::vector<double> nums(napi_env env, napi_value arr) {
   uint32_t n = 0;
   napi_get_array_length(env, arr, &n);
@@ -59,21 +56,9 @@ std::vector<std::string> strs(napi_env env, napi_value arr) {
   for (uint32_t i = 0; i < n; i++) {
     napi_value v;
     napi_get_element(env, arr, i, &v);
-    out.push_back(str(env, v));
+    out.push_back(stringOf(env, v));
   }
   return out;
-}
-
-napi_value number(napi_env env, double d) {
-  napi_value v;
-  napi_create_double(env, d, &v);
-  return v;
-}
-
-napi_value undef(napi_env env) {
-  napi_value v;
-  napi_get_undefined(env, &v);
-  return v;
 }
 
 /** Bytes of a TypedArray or ArrayBuffer argument. */
@@ -207,14 +192,14 @@ napi_value ReadPoll(napi_env env, napi_callback_info info) {
 napi_value LoadModule(napi_env env, napi_callback_info info) {
   Args a(env, info);
   int m = 0;
-  if (fail(env, span_cuda::deviceLoadModule(str(env, a.argv[0]), str(env, a.argv[1]), strs(env, a.argv[2]), &m))) return nullptr;
+  if (fail(env, span_cuda::deviceLoadModule(stringOf(env, a.argv[0]), stringOf(env, a.argv[1]), strs(env, a.argv[2]), &m))) return nullptr;
   return number(env, m);
 }
 
 napi_value GetFunction(napi_env env, napi_callback_info info) {
   Args a(env, info);
   int f = 0;
-  if (fail(env, span_cuda::deviceGetFunction(static_cast<int>(num(env, a.argv[0])), str(env, a.argv[1]), &f))) return nullptr;
+  if (fail(env, span_cuda::deviceGetFunction(static_cast<int>(num(env, a.argv[0])), stringOf(env, a.argv[1]), &f))) return nullptr;
   return number(env, f);
 }
 
@@ -225,7 +210,7 @@ napi_value Launch(napi_env env, napi_callback_info info) {
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   for (size_t i = 0; i < 3 && i < g.size(); i++) grid[i] = static_cast<unsigned>(g[i]);
   for (size_t i = 0; i < 3 && i < b.size(); i++) block[i] = static_cast<unsigned>(b[i]);
-  fail(env, span_cuda::deviceLaunch(static_cast<int>(num(env, a.argv[0])), grid, block, static_cast<unsigned>(num(env, a.argv[3])), str(env, a.argv[4]), nums(env, a.argv[5])));
+  fail(env, span_cuda::deviceLaunch(static_cast<int>(num(env, a.argv[0])), grid, block, static_cast<unsigned>(num(env, a.argv[3])), stringOf(env, a.argv[4]), nums(env, a.argv[5])));
   return undef(env);
 }
 
@@ -260,24 +245,24 @@ napi_value Gemm(napi_env env, napi_callback_info info) {
 }  // namespace
 
 void defineDevice(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-      {"open", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"alloc", nullptr, Alloc, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"free", nullptr, Free, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"emptyCache", nullptr, EmptyCache, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"stats", nullptr, Stats, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"resetPeak", nullptr, ResetPeak, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"upload", nullptr, Upload, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"downloadSync", nullptr, DownloadSync, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"copy", nullptr, Copy, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"memsetD32", nullptr, MemsetD32, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"sync", nullptr, Sync, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"readStart", nullptr, ReadStart, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"readPoll", nullptr, ReadPoll, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"loadModule", nullptr, LoadModule, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"getFunction", nullptr, GetFunction, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"launch", nullptr, Launch, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"gemm", nullptr, Gemm, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"open", Open},
+      {"alloc", Alloc},
+      {"free", Free},
+      {"emptyCache", EmptyCache},
+      {"stats", Stats},
+      {"resetPeak", ResetPeak},
+      {"upload", Upload},
+      {"downloadSync", DownloadSync},
+      {"copy", Copy},
+      {"memsetD32", MemsetD32},
+      {"sync", Sync},
+      {"readStart", ReadStart},
+      {"readPoll", ReadPoll},
+      {"loadModule", LoadModule},
+      {"getFunction", GetFunction},
+      {"launch", Launch},
+      {"gemm", Gemm},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
 }

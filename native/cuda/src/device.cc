@@ -31,25 +31,17 @@ std::string cuError(const char* api, SPAN_CUresult r) {
 
 namespace {
 
-template <class F>
-bool bind(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 /** dlsym of every driver entry point; the name of the first missing one, or "". */
-std::string bindDriver(void* cu, State& s) {
-#define B(field, name) \
-  if (!bind(cu, name, s.field)) return name;
-  B(cuInit, "cuInit") B(cuDeviceGet, "cuDeviceGet") B(cuDeviceGetAttribute, "cuDeviceGetAttribute") B(cuGetErrorName, "cuGetErrorName")
-  B(cuGetErrorString, "cuGetErrorString") B(cuCtxRetain, "cuDevicePrimaryCtxRetain") B(cuCtxSetCurrent, "cuCtxSetCurrent")
-  B(cuCtxSynchronize, "cuCtxSynchronize") B(cuMemAlloc, "cuMemAlloc_v2") B(cuMemFree, "cuMemFree_v2") B(cuMemAllocHost, "cuMemAllocHost_v2")
-  B(cuMemFreeHost, "cuMemFreeHost") B(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") B(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
-  B(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") B(cuMemsetD32Async, "cuMemsetD32Async") B(cuStreamCreate, "cuStreamCreate")
-  B(cuStreamSynchronize, "cuStreamSynchronize") B(cuEventCreate, "cuEventCreate") B(cuEventDestroy, "cuEventDestroy_v2")
-  B(cuEventRecord, "cuEventRecord") B(cuEventQuery, "cuEventQuery") B(cuModuleLoadData, "cuModuleLoadData")
-  B(cuModuleGetFunction, "cuModuleGetFunction") B(cuLaunchKernel, "cuLaunchKernel")
-#undef B
+std::string bindDriver(void* lib, State& s) {
+  SPAN_BIND(cuInit, "cuInit") SPAN_BIND(cuDeviceGet, "cuDeviceGet") SPAN_BIND(cuDeviceGetAttribute, "cuDeviceGetAttribute")
+  SPAN_BIND(cuGetErrorName, "cuGetErrorName") SPAN_BIND(cuGetErrorString, "cuGetErrorString") SPAN_BIND(cuCtxRetain, "cuDevicePrimaryCtxRetain")
+  SPAN_BIND(cuCtxSetCurrent, "cuCtxSetCurrent") SPAN_BIND(cuCtxSynchronize, "cuCtxSynchronize") SPAN_BIND(cuMemAlloc, "cuMemAlloc_v2")
+  SPAN_BIND(cuMemFree, "cuMemFree_v2") SPAN_BIND(cuMemAllocHost, "cuMemAllocHost_v2") SPAN_BIND(cuMemFreeHost, "cuMemFreeHost")
+  SPAN_BIND(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") SPAN_BIND(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
+  SPAN_BIND(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") SPAN_BIND(cuMemsetD32Async, "cuMemsetD32Async") SPAN_BIND(cuStreamCreate, "cuStreamCreate")
+  SPAN_BIND(cuStreamSynchronize, "cuStreamSynchronize") SPAN_BIND(cuEventCreate, "cuEventCreate") SPAN_BIND(cuEventDestroy, "cuEventDestroy_v2")
+  SPAN_BIND(cuEventRecord, "cuEventRecord") SPAN_BIND(cuEventQuery, "cuEventQuery") SPAN_BIND(cuModuleLoadData, "cuModuleLoadData")
+  SPAN_BIND(cuModuleGetFunction, "cuModuleGetFunction") SPAN_BIND(cuLaunchKernel, "cuLaunchKernel")
   return "";
 }
 

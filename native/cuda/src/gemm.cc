@@ -14,12 +14,6 @@ namespace span_cuda {
 
 namespace {
 
-template <class F>
-bool bind(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 std::string ltError(const char* api, SPAN_cublasStatus_t r) {
   return r == SPAN_CUBLAS_STATUS_SUCCESS ? "" : std::string(api) + ": cublasStatus " + std::to_string(r);
 }
@@ -86,14 +80,12 @@ std::string pick(SPAN_cublasLtMatmulDesc_t d, SPAN_cublasLtMatrixLayout_t la, SP
 
 std::string bindLt(void* lib, State& s) {
   if (!lib) return "(not loaded)";
-#define B(field, name) \
-  if (!bind(lib, name, s.field)) return name;
-  B(ltCreate, "cublasLtCreate") B(ltDescCreate, "cublasLtMatmulDescCreate") B(ltDescDestroy, "cublasLtMatmulDescDestroy")
-  B(ltDescSet, "cublasLtMatmulDescSetAttribute") B(ltLayoutCreate, "cublasLtMatrixLayoutCreate") B(ltLayoutDestroy, "cublasLtMatrixLayoutDestroy")
-  B(ltLayoutSet, "cublasLtMatrixLayoutSetAttribute") B(ltPrefCreate, "cublasLtMatmulPreferenceCreate")
-  B(ltPrefDestroy, "cublasLtMatmulPreferenceDestroy") B(ltPrefSet, "cublasLtMatmulPreferenceSetAttribute")
-  B(ltHeuristic, "cublasLtMatmulAlgoGetHeuristic") B(ltMatmul, "cublasLtMatmul")
-#undef B
+  SPAN_BIND(ltCreate, "cublasLtCreate") SPAN_BIND(ltDescCreate, "cublasLtMatmulDescCreate") SPAN_BIND(ltDescDestroy, "cublasLtMatmulDescDestroy")
+  SPAN_BIND(ltDescSet, "cublasLtMatmulDescSetAttribute") SPAN_BIND(ltLayoutCreate, "cublasLtMatrixLayoutCreate")
+  SPAN_BIND(ltLayoutDestroy, "cublasLtMatrixLayoutDestroy") SPAN_BIND(ltLayoutSet, "cublasLtMatrixLayoutSetAttribute")
+  SPAN_BIND(ltPrefCreate, "cublasLtMatmulPreferenceCreate") SPAN_BIND(ltPrefDestroy, "cublasLtMatmulPreferenceDestroy")
+  SPAN_BIND(ltPrefSet, "cublasLtMatmulPreferenceSetAttribute") SPAN_BIND(ltHeuristic, "cublasLtMatmulAlgoGetHeuristic")
+  SPAN_BIND(ltMatmul, "cublasLtMatmul")
   return "";
 }
 

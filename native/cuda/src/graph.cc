@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 
+#include "../../src/napi-util.h"
 #include "abi.h"
 #include "state.h"
 
@@ -343,10 +344,14 @@ void graphReset() {
 
 namespace {
 
-napi_value jsString(napi_env env, const std::string& s) {
-  napi_value v;
-  napi_create_string_utf8(env, s.c_str(), s.size(), &v);
-  return v;
+using span_napi::jsString;
+
+/** The call's one argument (a graph's key), as a string. */
+std::string keyArg(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  return span_napi::stringOf(env, argv[0]);
 }
 
 bool thrown(napi_env env, const std::string& e) {
@@ -356,26 +361,12 @@ bool thrown(napi_env env, const std::string& e) {
 }
 
 napi_value GraphBegin(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  size_t len = 0;
-  napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len);
-  std::string key(len, '\0');
-  napi_get_value_string_utf8(env, argv[0], &key[0], len + 1, &len);
-  thrown(env, span_cuda::graphBegin(key));
+  thrown(env, span_cuda::graphBegin(keyArg(env, info)));
   return nullptr;
 }
 
 napi_value GraphKey(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  size_t len = 0;
-  napi_get_value_string_utf8(env, argv[0], nullptr, 0, &len);
-  std::string key(len, '\0');
-  napi_get_value_string_utf8(env, argv[0], &key[0], len + 1, &len);
-  thrown(env, span_cuda::graphKey(key));
+  thrown(env, span_cuda::graphKey(keyArg(env, info)));
   return nullptr;
 }
 
@@ -423,13 +414,13 @@ napi_value GraphReset(napi_env, napi_callback_info) {
 }  // namespace
 
 void defineGraph(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-      {"graphBegin", nullptr, GraphBegin, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"graphKey", nullptr, GraphKey, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"graphEnd", nullptr, GraphEnd, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"graphStats", nullptr, GraphStats, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"graphReset", nullptr, GraphReset, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"standinCounters", nullptr, StandinCounters, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"graphBegin", GraphBegin},
+      {"graphKey", GraphKey},
+      {"graphEnd", GraphEnd},
+      {"graphStats", GraphStats},
+      {"graphReset", GraphReset},
+      {"standinCounters", StandinCounters},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
 }

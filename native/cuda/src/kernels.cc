@@ -13,12 +13,6 @@ namespace span_cuda {
 
 namespace {
 
-template <class F>
-bool bind(void* lib, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(lib, name));
-  return f != nullptr;
-}
-
 std::string nvrtcError(const char* api, SPAN_nvrtcResult r) {
   if (r == SPAN_NVRTC_SUCCESS) return "";
   const char* text = state().nvrtcGetErrorString ? state().nvrtcGetErrorString(r) : nullptr;
@@ -60,12 +54,10 @@ std::string compile(const std::string& source, const std::string& name, const st
 
 std::string bindNvrtc(void* lib, State& s) {
   if (!lib) return "(not loaded)";
-#define B(field, name) \
-  if (!bind(lib, name, s.field)) return name;
-  B(nvrtcGetErrorString, "nvrtcGetErrorString") B(nvrtcCreateProgram, "nvrtcCreateProgram") B(nvrtcDestroyProgram, "nvrtcDestroyProgram")
-  B(nvrtcCompileProgram, "nvrtcCompileProgram") B(nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") B(nvrtcGetProgramLog, "nvrtcGetProgramLog")
-  B(nvrtcGetCUBINSize, "nvrtcGetCUBINSize") B(nvrtcGetCUBIN, "nvrtcGetCUBIN")
-#undef B
+  SPAN_BIND(nvrtcGetErrorString, "nvrtcGetErrorString") SPAN_BIND(nvrtcCreateProgram, "nvrtcCreateProgram")
+  SPAN_BIND(nvrtcDestroyProgram, "nvrtcDestroyProgram") SPAN_BIND(nvrtcCompileProgram, "nvrtcCompileProgram")
+  SPAN_BIND(nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize") SPAN_BIND(nvrtcGetProgramLog, "nvrtcGetProgramLog")
+  SPAN_BIND(nvrtcGetCUBINSize, "nvrtcGetCUBINSize") SPAN_BIND(nvrtcGetCUBIN, "nvrtcGetCUBIN")
   return "";
 }
 

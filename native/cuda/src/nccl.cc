@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "../../src/napi-util.h"
 #include "graph.h"
 #include "nccl-abi.h"
 #include "state.h"
@@ -16,6 +17,9 @@
 void defineNccl(napi_env env, napi_value exports);
 
 namespace {
+
+using span_napi::fail;
+using span_napi::undef;
 
 struct Nccl {
   void* lib = nullptr;
@@ -30,17 +34,6 @@ struct Nccl {
   span_ncclGroupStart_t groupStart = nullptr;
   span_ncclGroupEnd_t groupEnd = nullptr;
 } nccl;
-
-napi_value undef(napi_env env) {
-  napi_value v;
-  napi_get_undefined(env, &v);
-  return v;
-}
-
-napi_value fail(napi_env env, const std::string& what) {
-  napi_throw_error(env, nullptr, what.c_str());
-  return nullptr;
-}
 
 /** "API: NCCL's name for rc (its last error)" for a failed call. */
 std::string why(const char* api, SPAN_ncclResult_t rc) {
@@ -174,12 +167,12 @@ napi_value Close(napi_env env, napi_callback_info) {
 }  // namespace
 
 void defineNccl(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-      {"ncclOpen", nullptr, Open, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"ncclAllReduce", nullptr, AllReduce, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"ncclBroadcast", nullptr, Broadcast, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"ncclGroup", nullptr, Group, nullptr, nullptr, nullptr, napi_default, nullptr},
-      {"ncclClose", nullptr, Close, nullptr, nullptr, nullptr, napi_default, nullptr},
+  const span_napi::Method methods[] = {
+      {"ncclOpen", Open},
+      {"ncclAllReduce", AllReduce},
+      {"ncclBroadcast", Broadcast},
+      {"ncclGroup", Group},
+      {"ncclClose", Close},
   };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
+  span_napi::defineMethods(env, exports, methods);
 }

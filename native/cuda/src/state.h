@@ -3,6 +3,8 @@
 #ifndef SPAN_CUDA_STATE_H
 #define SPAN_CUDA_STATE_H
 
+#include <dlfcn.h>
+
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -91,6 +93,18 @@ std::string cuError(const char* api, SPAN_CUresult r);
 std::string bindNvrtc(void* lib, State& s);
 std::string bindLt(void* lib, State& s);
 std::string ltOpen(State& s);
+
+/** dlsym of `name` from `lib` into `f`; false where the library lacks it. */
+template <class F>
+bool bindSymbol(void* lib, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  return f != nullptr;
+}
+
+// In a function of (void* lib, State& s) returning std::string (bindDriver, bindNvrtc, bindLt):
+// binds s.field to `name`, or returns the name that is missing.
+#define SPAN_BIND(field, name) \
+  if (!bindSymbol(lib, name, s.field)) return name;
 
 }  // namespace span_cuda
 

@@ -1,4 +1,4 @@
-import type {MaskVocab, Scratch} from './mask.js'
+import type {MaskVocab, Scratch} from './mask-scratch.js'
 import type {Rng} from './rng.js'
 
 /**

@@ -1,8 +1,11 @@
 import type {SpecialIds} from '../stream/header.js'
 import {SpanLengthSampler, selectSpanMask} from './mask-span.js'
 import {selectSubwordMask, selectWholeWordMask} from './mask-bert.js'
+import {type MaskVocab, Scratch} from './mask-scratch.js'
 import type {Rng} from './rng.js'
 import type {Unigram} from './unigram.js'
+
+export {type MaskVocab, Scratch} from './mask-scratch.js'
 
 export type MaskScheme = 'span' | 'subword' | 'whole-word'
 export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word']
@@ -16,13 +19,6 @@ export interface MaskOptions {
   ratio: number // share of a block's maskable tokens to mask (0.15)
   p: number // geometric span-length parameter (span scheme)
   maxSpan: number // span lengths are clipped here (span scheme)
-}
-
-/** What masking needs to know about the vocabulary: one byte per id. */
-export interface MaskVocab {
-  special: Uint8Array // 1: never masked, never drawn as a replacement
-  cont: Uint8Array // 1: a `##` piece, which does not start a word (docs/algorithms.md#tokenization)
-  maskId: number
 }
 
 /** Builds the per-id tables from a vocabulary's strings and its special ids. */
@@ -53,20 +49,6 @@ export interface MaskResult {
   ids: number[] // the input after masking (a new array)
   targets: number[] // flat: pos0, original0, pos1, original1, … in position order
   spans: number[] // flat: start, end, decision index into DECISIONS, …
-}
-
-/** Growable scratch space, so masking a block allocates little beyond its result. */
-export class Scratch {
-  masked = new Uint8Array(0)
-  cand = new Int32Array(0)
-
-  fit(len: number): void {
-    if (this.masked.length < len) {
-      this.masked = new Uint8Array(len * 2)
-      this.cand = new Int32Array(len * 2)
-    }
-    this.masked.fill(0, 0, len)
-  }
 }
 
 /**

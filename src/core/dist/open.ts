@@ -1,6 +1,6 @@
 import {SpanError} from '../stream/errors.js'
 import {type Collective, SingleProcess} from './collective.js'
-import {type LaunchEnv, launchEnv} from './launch.js'
+import {type LaunchEnv, launchEnv} from '../util/launch.js'
 import {MpiCollective} from './mpi.js'
 
 /**

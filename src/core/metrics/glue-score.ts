@@ -4,7 +4,7 @@
  * SST-2, MNLI, QNLI, RTE, WNLI accuracy; MRPC and QQP accuracy and F1, their mean the
  * combined score; STS-B Pearson and Spearman, their mean the combined score.
  */
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from '../util/errors.js'
 import {accuracy, f1, matthews, pearson, spearman, type Warn} from './glue.js'
 
 /** How a task is scored. */

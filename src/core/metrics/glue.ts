@@ -6,7 +6,7 @@
  * Degenerate cases follow sklearn: a metric whose denominator is 0 is defined as 0 and a
  * warning is passed to `warn` (scipy would return nan for the correlations; we keep sklearn's 0).
  */
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from '../util/errors.js'
 
 export type Warn = (message: string) => void
 const silent: Warn = () => {}

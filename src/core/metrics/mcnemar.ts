@@ -5,7 +5,7 @@
  * exact=True is the two-sided binomial test on b of b+c at 1/2; exact=False, correction=True
  * is the chi-square statistic (|b−c|−1)²/(b+c) with 1 degree of freedom.
  */
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from '../util/errors.js'
 
 export type McNemarTest = 'exact' | 'chi2'
 

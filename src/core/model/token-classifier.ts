@@ -18,7 +18,7 @@ import type {BertConfig} from './config.js'
 import {type ForwardContext, dropout, linear} from './layers.js'
 import {crossEntropySum} from './loss.js'
 import {type ParamSpec, ParamStore, initParams, linearSpecs} from './params.js'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {type HostTensor, writeSafetensors} from './safetensors.js'
 import {type SpanIndex, spanFtSpecs, spanFtTokenForward} from './span-ft.js'
 

@@ -1,6 +1,6 @@
 import {errorAt, type SpanError} from './errors.js'
 import {MAX_STRING_LENGTH} from '../util/errors.js'
-import type {Source} from './lines.js'
+import type {Source} from './source.js'
 
 /**
  * Lines framed on bytes, for the hot path of `span tokenize`, which reads ASCII text without

@@ -1,15 +1,11 @@
 import {createReadStream} from 'node:fs'
 import {stat} from 'node:fs/promises'
-import type {Readable} from 'node:stream'
 import {readLineBatches, type BinaryMode} from './bytelines.js'
 import {SpanError} from './errors.js'
+import type {Source} from './source.js'
 import {MAX_STRING_LENGTH, quote} from '../util/errors.js'
 
-/** A named input: `-` is stdin, anything else a file path. */
-export interface Source {
-  name: string // shown in errors: `stdin` or the path
-  stream: Readable
-}
+export type {Source} from './source.js'
 
 export async function openSource(path: string): Promise<Source> {
   if (path === '-' || path === '') return {name: 'stdin', stream: process.stdin}

@@ -11,7 +11,7 @@
  */
 import type * as tf from '@tensorflow/tfjs'
 import {join} from 'node:path'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {writeFilesAtomically} from '../model/checkpoint.js'
 import type {ForwardContext} from '../model/layers.js'

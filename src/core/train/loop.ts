@@ -1,7 +1,7 @@
 import type * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {Rng} from '../data/rng.js'
+import {Rng} from '../util/rng.js'
 import {DataParallel} from '../dist/data-parallel.js'
 import {type BackendInfo, type BackendChoice, backendPrecision, initBackend} from '../engine/backend.js'
 import {cudaGraphRequested, graphStep, graphSummary} from '../engine/cuda/graph.js'

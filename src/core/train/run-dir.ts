@@ -1,7 +1,7 @@
 import {existsSync, readdirSync} from 'node:fs'
 import {mkdir, readFile, readdir, rename, rm, writeFile} from 'node:fs/promises'
 import {basename, dirname, isAbsolute, join, relative} from 'node:path'
-import {launchEnv, launchRank} from '../dist/launch.js'
+import {launchEnv, launchRank} from '../util/launch.js'
 import {SpanError} from '../stream/errors.js'
 import {fsyncPath, recoverSaves} from '../util/atomic.js'
 import {makeDirs} from '../util/dirs.js'

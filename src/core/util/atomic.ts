@@ -2,7 +2,7 @@ import {createHash} from 'node:crypto'
 import {createReadStream, readFileSync} from 'node:fs'
 import {mkdir, open, readFile, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, isAbsolute, join, relative, resolve} from 'node:path'
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from './errors.js'
 import {makeDirs} from './dirs.js'
 import {fsError} from './fs-errors.js'
 

@@ -1,4 +1,4 @@
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from './errors.js'
 import {quote} from './errors.js'
 
 /**

@@ -1,7 +1,7 @@
 import {lstatSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync} from 'node:fs'
 import {lstat, open, readFile, realpath, rename, stat, unlink, writeFile} from 'node:fs/promises'
 import {join, resolve} from 'node:path'
-import {SpanError} from '../stream/errors.js'
+import {SpanError} from './errors.js'
 import {pidAlive} from './atomic.js'
 import {makeDirs} from './dirs.js'
 import {describeFsError, isErrno, type ErrnoError} from './fs-errors.js'

@@ -18,11 +18,10 @@ import {openScalars} from '../../../src/core/train/metrics.js'
 import {readEvents} from '../../../src/core/train/tensorboard.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from '../train/helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from '../train/helpers.js'
 import {litbankDoc} from './coref-helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'span-coref-train-'))
-const progress = {start: () => {}, update: () => {}, stop: () => {}}
 
 beforeAll(async () => {
   await initBackend('cpu')
@@ -48,27 +47,15 @@ describe('finetune coref in process', () => {
       expect(units[0].segments.length).toBeGreaterThan(2) // a random run of 2 segments is drawn
       const model = CorefModel.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 1)
       const out = join(dir, `run-${headType}`)
-      const c: CorefFinetuneConfig = {
+      const c: CorefFinetuneConfig = tinySettings(out, {
         task: 'coref',
-        init: 'test',
-        train: 'mem',
-        dev: 'mem',
-        out,
         cased: fixtureVocab.cased,
         'max-len': 12,
         lr: 1e-4,
-        'warmup-proportion': 0.1,
-        'weight-decay': 0.01,
-        clip: 1,
-        epochs: 2,
         'batch-size': 1,
-        accumulate: 1,
-        seed: 1,
-        backend: 'cpu',
-        'log-every': 1,
         'task-lr': 1e-3,
         head,
-      }
+      })
       const a = corefAdapter({config: c, model, vocabPath: fixtureVocab.info.path, dev: {gold: docs, units}, scorer: corefDevScores}, units)
       expect([a.lrScale?.(model.params.entries().at(-1)?.[0] ?? ''), a.lrScale?.('bert.encoder.layer.0.output.dense.weight')]).toEqual([10, 1])
       const {writer, records} = memoryWriter()
@@ -76,7 +63,12 @@ describe('finetune coref in process', () => {
       const scalars = await openScalars(tb)
       const tensors = tf.memory().numTensors
       const counts: number[] = []
-      await finetune(a, c, {resume: null, stopAt: null}, {out: writer, log: () => {}, progress, scalars, onStep: () => counts.push(tf.memory().numTensors)})
+      await finetune(
+        a,
+        c,
+        {resume: null, stopAt: null},
+        {out: writer, log: () => {}, progress: quietProgress, scalars, onStep: () => counts.push(tf.memory().numTensors)},
+      )
       await scalars.close()
       await writer.end()
       expect(counts.slice(1)).toEqual(counts.slice(1).map(() => counts[1])) // AdamW's moments at step 1, then flat

@@ -21,7 +21,7 @@ import {finetune} from '../../../src/core/train/finetune-loop.js'
 import {NgramDict} from '../../../src/core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from '../train/helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from '../train/helpers.js'
 
 const tokenizer = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
 const dict = new NgramDict({maxN: 5, minCount: 1, maxSize: null, entries: 2}, new Set(['the old man', 'the river']))
@@ -223,38 +223,24 @@ describe('the span-ft training path (glue)', () => {
       {num_labels: 2, labels: ['0', '1'], finetuning_task: 'SST-2', span_ft: sf},
       5,
     )
-    const c: GlueFinetuneConfig = {
+    const c: GlueFinetuneConfig = tinySettings(out, {
       task: 'SST-2',
-      init: 'test',
-      train: 'mem',
-      dev: 'mem',
-      out,
-      cased: false,
       'max-len': 16,
-      lr: 1e-3,
-      'warmup-proportion': 0.1,
-      'weight-decay': 0.01,
-      clip: 1,
       epochs: 1,
-      'batch-size': 2,
-      accumulate: 1,
       seed: 3,
-      backend: 'cpu',
-      'log-every': 1,
       'span-ft': true,
       dict: segmentation === 'none' ? null : dictPath,
       'max-spans': sf.max_spans,
       'max-span-tokens': sf.max_span_tokens,
       segmentation,
-    }
+    })
     const {writer, records} = memoryWriter()
     const before = tf.memory().numTensors
-    const progress = {start: () => {}, update: () => {}, stop: () => {}}
     await finetune(
       glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: fixtureVocab.special.pad, vocabPath: fixtureVocab.info.path, train, dev: read}),
       c,
       {resume: null, stopAt: null},
-      {out: writer, log: () => {}, progress},
+      {out: writer, log: () => {}, progress: quietProgress},
     )
     await writer.end()
     expect(tf.memory().numTensors).toBe(before)

@@ -19,7 +19,7 @@ import {nerAdapter, nerSpanFt, nerUnits, predictTags, randomSegmentation} from '
 import {NgramDict} from '../../../src/core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from '../train/helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from '../train/helpers.js'
 
 const tok = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
 const dict = new NgramDict({maxN: 5, minCount: 1, maxSize: null, entries: 2}, new Set(['the man', 'new york city']))
@@ -152,24 +152,9 @@ describe('finetune ner --span-ft through the loop', () => {
     const dictPath = join(dir, 'd.txt')
     writeFileSync(dictPath, '#span-ngrams v1 max_n=5 min_count=1 max_size=none entries=1\nthe man\t3\n')
     const out = join(dir, 'ner')
-    const c = {
+    const c = tinySettings(out, {
       task: 'ner' as const,
-      init: 'test',
-      train: 'mem',
-      dev: 'mem',
-      out,
       cased: fixtureVocab.cased,
-      'max-len': 32,
-      lr: 1e-3,
-      'warmup-proportion': 0.1,
-      'weight-decay': 0.01,
-      clip: 1,
-      epochs: 2,
-      'batch-size': 2,
-      accumulate: 1,
-      seed: 1,
-      backend: 'cpu',
-      'log-every': 1,
       scheme: 'iob1' as const,
       stride: 4,
       labels,
@@ -177,7 +162,7 @@ describe('finetune ner --span-ft through the loop', () => {
       dict: dictPath,
       'max-spans': 8,
       'max-span-tokens': 4,
-    }
+    })
     const units = nerUnits(file, labels, tok, 32, 4, {dict, r: 8})
     const model = BertForTokenClassification.init(
       smallConfig({vocab_size: fixtureVocab.tokens.length}),
@@ -187,13 +172,12 @@ describe('finetune ner --span-ft through the loop', () => {
     expect(model.params.has('span_ft.token_conv.weight')).toBe(true)
     expect(model.params.get('classifier.weight').shape).toEqual([labels.length, 32])
     const {writer, records} = memoryWriter()
-    const progress = {start: () => {}, update: () => {}, stop: () => {}}
     const before = tf.memory().numTensors
     await finetune(
       nerAdapter({config: c, model, tokenizer: tok, vocabPath: fixtureVocab.info.path, dev: file}, units, units),
       c,
       {resume: null, stopAt: null},
-      {out: writer, log: () => {}, progress},
+      {out: writer, log: () => {}, progress: quietProgress},
     )
     await writer.end()
     const tags = await predictTags(model, file, units, labels, 'iob1', 2, fixtureVocab.special.pad)

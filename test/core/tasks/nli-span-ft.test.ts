@@ -18,7 +18,7 @@ import {finetune} from '../../../src/core/train/finetune-loop.js'
 import {NgramDict} from '../../../src/core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from '../train/helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from '../train/helpers.js'
 
 const tokenizer = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
 const dict = new NgramDict({maxN: 5, minCount: 1, maxSize: null, entries: 2}, new Set(['the old man', 'the river']))
@@ -69,35 +69,14 @@ describe('the span-ft training path (nli)', () => {
     const train = segmentation === 'random' ? shuffleTrainSpans(read, 1) : read
     const head = {num_labels: 3, labels: ['entailment', 'neutral', 'contradiction'], finetuning_task: 'nli', span_ft: sf}
     const model = BertForSequenceClassification.init(smallConfig({vocab_size: fixtureVocab.tokens.length}), head, 5)
-    const config = {
-      task: 'nli',
-      init: 'test',
-      train: 'mem',
-      dev: 'mem',
-      out,
-      cased: false,
-      'max-len': 24,
-      lr: 1e-3,
-      'warmup-proportion': 0.1,
-      'weight-decay': 0.01,
-      clip: 1,
-      epochs: 1,
-      'batch-size': 2,
-      accumulate: 1,
-      seed: 3,
-      backend: 'cpu',
-      'log-every': 1,
-      'span-ft': true,
-      dict: dictPath,
-    }
+    const config = tinySettings(out, {task: 'nli', 'max-len': 24, epochs: 1, seed: 3, 'span-ft': true, dict: dictPath})
     const {writer, records} = memoryWriter()
     const before = tf.memory().numTensors
-    const progress = {start: () => {}, update: () => {}, stop: () => {}}
     await finetune(
       nliAdapter({config, model, tokenizer, vocabPath: fixtureVocab.info.path}, train, read),
       config,
       {resume: null, stopAt: null},
-      {out: writer, log: () => {}, progress},
+      {out: writer, log: () => {}, progress: quietProgress},
     )
     await writer.end()
     expect(tf.memory().numTensors).toBe(before)

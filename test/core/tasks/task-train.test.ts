@@ -25,38 +25,20 @@ import {relationUnits, tacredAdapter, type TacredFinetuneConfig} from '../../../
 import type {SquadFinetuneConfig} from '../../../src/core/tasks/squad/train.js'
 import {WordPieceTokenizer} from '../../../src/core/text/tokenizer.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from '../train/helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from '../train/helpers.js'
 
 const tok = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
 const V = fixtureVocab.tokens.length
 const dir = mkdtempSync(join(tmpdir(), 'span-task-train-'))
 const ROOT = join(__dirname, '..', '..', '..')
-const progress = {start: () => {}, update: () => {}, stop: () => {}}
+const progress = quietProgress
 
 beforeAll(async () => {
   await initBackend('cpu')
 })
 
 function settings(task: string, out: string): FinetuneSettings {
-  return {
-    task,
-    init: 'test',
-    train: 'mem',
-    dev: 'mem',
-    out,
-    cased: fixtureVocab.cased,
-    'max-len': 32,
-    lr: 1e-3,
-    'warmup-proportion': 0.1,
-    'weight-decay': 0.01,
-    clip: 1,
-    epochs: 2,
-    'batch-size': 2,
-    accumulate: 1,
-    seed: 1,
-    backend: 'cpu',
-    'log-every': 1,
-  }
+  return tinySettings(out, {task, cased: fixtureVocab.cased})
 }
 
 /** Runs the loop; checks tensors, finite losses, two dev records and the best/ files. */

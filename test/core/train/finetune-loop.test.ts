@@ -16,7 +16,7 @@ import {openScalars} from '../../../src/core/train/metrics.js'
 import {epochOrder} from '../../../src/core/train/sampler.js'
 import {readEvents} from '../../../src/core/train/tensorboard.js'
 import {smallConfig} from '../model/helpers.js'
-import {fixtureVocab, memoryWriter} from './helpers.js'
+import {fixtureVocab, memoryWriter, quietProgress, tinySettings} from './helpers.js'
 
 const tokenizer = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
 const texts = [
@@ -34,33 +34,9 @@ const texts = [
 const fz = new GlueFeaturizer(GLUE_TASKS['SST-2'], tokenizer, {maxLen: 16, dict: null})
 const feats = texts.map((t, i) => fz.feature({index: String(i), a: t, b: null, label: String(1 - (i % 2)), line: i + 2}))
 const head: HeadConfig = {num_labels: 2, labels: ['0', '1'], finetuning_task: 'SST-2', span_ft: null}
-const progress = {start: () => {}, update: () => {}, stop: () => {}}
 
 function config(out: string, over: Partial<GlueFinetuneConfig> = {}): GlueFinetuneConfig {
-  return {
-    task: 'SST-2',
-    init: 'test',
-    train: 'mem',
-    dev: 'mem',
-    out,
-    cased: false,
-    'max-len': 16,
-    lr: 1e-3,
-    'warmup-proportion': 0.1,
-    'weight-decay': 0.01,
-    clip: 1,
-    epochs: 3,
-    'batch-size': 2,
-    accumulate: 1,
-    seed: 3,
-    backend: 'cpu',
-    'log-every': 1,
-    'span-ft': false,
-    dict: null,
-    'max-spans': 4,
-    'max-span-tokens': 3,
-    ...over,
-  }
+  return tinySettings(out, {task: 'SST-2', 'max-len': 16, epochs: 3, seed: 3, 'span-ft': false, dict: null, 'max-spans': 4, 'max-span-tokens': 3, ...over})
 }
 
 async function run(over: Partial<GlueFinetuneConfig>, tensorboard?: string) {
@@ -74,7 +50,7 @@ async function run(over: Partial<GlueFinetuneConfig>, tensorboard?: string) {
     glueAdapter({config: c, task: GLUE_TASKS['SST-2'], model, padId: fixtureVocab.special.pad, vocabPath: fixtureVocab.info.path, train: feats, dev: feats}),
     c,
     {resume: null, stopAt: null},
-    {out: writer, log: () => {}, progress, scalars, onStep: () => counts.push(tf.memory().numTensors)},
+    {out: writer, log: () => {}, progress: quietProgress, scalars, onStep: () => counts.push(tf.memory().numTensors)},
   )
   await scalars.close()
   await writer.end()

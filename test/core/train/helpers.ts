@@ -3,6 +3,7 @@ import {Writable} from 'node:stream'
 import {Rng} from '../../../src/core/data/rng.js'
 import {LineWriter} from '../../../src/core/stream/writer.js'
 import {DEFAULT_VOCAB, loadVocab} from '../../../src/core/text/vocab.js'
+import type {FinetuneSettings} from '../../../src/core/train/finetune-config.js'
 
 export const fixtureVocab = loadVocab(DEFAULT_VOCAB)
 
@@ -41,4 +42,34 @@ export function memoryWriter(): {writer: LineWriter; records: () => Record<strin
   }})
   const writer = new LineWriter(sink)
   return {writer, records: () => chunks.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l))}
+}
+
+/** A progress bar that draws nothing, for finetune()'s io. */
+export const quietProgress = {start: (): void => {}, update: (): void => {}, stop: (): void => {}}
+
+/**
+ * The fine-tuning settings the loop's tests share: a seeded cpu run from `init: 'test'` over
+ * in-memory splits, lr 1e-3 with a tenth warmed up, weight decay 0.01, clipping at 1, two epochs
+ * of batch 2, a log record every step; `own` gives the task and what the test sets itself.
+ */
+export function tinySettings<T extends Partial<FinetuneSettings> & {task: string}>(out: string, own: T): FinetuneSettings & T {
+  return {
+    init: 'test',
+    train: 'mem',
+    dev: 'mem',
+    out,
+    cased: false,
+    'max-len': 32,
+    lr: 1e-3,
+    'warmup-proportion': 0.1,
+    'weight-decay': 0.01,
+    clip: 1,
+    epochs: 2,
+    'batch-size': 2,
+    accumulate: 1,
+    seed: 1,
+    backend: 'cpu',
+    'log-every': 1,
+    ...own,
+  }
 }

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs'
-import {launchEnv} from '../../dist/launch.js'
+import {launchEnv} from '../../util/launch.js'
 import {type CudaDevice0, openDevice} from './device.js'
 import {type AllocatorStats} from './device.js'
 import {type Precision, PRECISIONS, defaultPrecision} from './bf16.js'

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {type CudaBackend, cudaOptions, setCudaOptions} from './backend.js'
 import {bf16ToF32, f32ToBf16} from './bf16.js'
-import type {SelftestCase} from './selftest-cases.js'
+import type {SelftestCase} from './selftest-case.js'
 import {selftestRand} from './selftest-rand.js'
 
 /**

@@ -1,20 +1,17 @@
 import * as tf from '@tensorflow/tfjs'
 import {runFused} from '../fused-kernels.js'
 import {bf16Cases} from './selftest-bf16.js'
-import {fp16Cases} from './selftest-fp16.js'
-import {optimiserCases} from './selftest-optimiser.js'
+import type {SelftestCase} from './selftest-case.js'
 
 /**
- * The inputs `span doctor --selftest` runs every cuda kernel on (selftest.ts): odd sizes,
+ * The inputs `span doctor --selftest` runs every cuda kernel on (core/doctor/selftest.ts): odd sizes,
  * broadcasting, empty tensors, int32 and bool, seeded so that both backends see the same values.
- * Each case returns its outputs; selftest.ts runs it on the reference backend and on cuda. A case
+ * Each case returns its outputs; the doctor runs it on the reference backend and on cuda. A case
  * with a `row` checks a device path that is no registered kernel (the multi-tensor AdamW, bf16
  * products): the table gives it that row of its own, and its error is not laid on the kernels
  * that merely ran around it.
  */
 import {selftestRand} from './selftest-rand.js'
-
-export type SelftestCase = {label: string; f: () => tf.Tensor | tf.Tensor[]; row?: string}
 
 const rand = selftestRand
 const size = (shape: number[]) => shape.reduce((a, b) => a * b, 1)
@@ -262,8 +259,11 @@ function epilogueCases(): SelftestCase[] {
   ])
 }
 
-/** Every case, in table order. */
-export const selftestCases = (): SelftestCase[] => [
+/**
+ * Every case, in table order; `optimiser` (core/doctor/selftest-optimiser.ts' AdamW cases: the
+ * optimiser is the trainer's, above the engine) goes where the table has always had them.
+ */
+export const selftestCases = (optimiser: SelftestCase[] = []): SelftestCase[] => [
   ...binary(),
   ...logic(),
   ...unary(),
@@ -272,7 +272,6 @@ export const selftestCases = (): SelftestCase[] => [
   ...copies(),
   ...fusedCases(),
   ...epilogueCases(),
-  ...optimiserCases(),
+  ...optimiser,
   ...bf16Cases(),
-  ...fp16Cases(),
 ]

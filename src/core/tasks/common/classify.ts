@@ -5,7 +5,7 @@
  */
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
-import {Rng} from '../../data/rng.js'
+import {Rng} from '../../util/rng.js'
 import {type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
 import {
   BertForSequenceClassification,

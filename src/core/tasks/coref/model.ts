@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs'
 import {writeFile} from 'node:fs/promises'
-import {Rng} from '../../data/rng.js'
+import {Rng} from '../../util/rng.js'
 import {BertEncoder} from '../../model/bert.js'
 import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, paramsFromTensors, paramsToHost} from '../../model/checkpoint.js'
 import {type BertConfig, configToJson} from '../../model/config.js'

@@ -10,7 +10,12 @@ import {buildStandins, ROOT} from '../../../helpers/cuda-standins.js'
 // adamw.cu's per-tensor kernel (the same bits), under every emulator schedule (the same bits).
 const s = buildStandins()
 const SRC = join(ROOT, 'test', 'native', 'cuda', 'fused', 'adamw-multi-harness.cc')
-const DEPS = [SRC, join(ROOT, 'test', 'native', 'cuda', 'fused', 'fused-harness.cc'), join(ROOT, 'native', 'cuda', 'src', 'abi.h')]
+const DEPS = [
+  SRC,
+  join(ROOT, 'test', 'native', 'cuda', 'fused', 'fused-harness.cc'),
+  join(ROOT, 'test', 'native', 'cuda', 'harness-api.h'),
+  join(ROOT, 'native', 'cuda', 'src', 'abi.h'),
+]
 const SCHEDULES = ['inorder', 'reverse', 'random:1', 'random:7', 'warp']
 
 function harness(): string | {error: string} {

@@ -23,61 +23,19 @@
 #include <vector>
 
 #include "abi.h"
+#include "../harness-api.h"
 
 namespace {
 
-#define API(name) span_##name##_t name = nullptr
-struct Api {
-  API(cuInit);
-  API(cuDeviceGet);
-  API(cuDevicePrimaryCtxRetain);
-  API(cuCtxSetCurrent);
-  API(cuGetErrorName);
-  API(cuMemAlloc_v2);
-  API(cuMemcpyHtoD_v2);
-  API(cuMemcpyDtoH_v2);
-  API(cuModuleLoadData);
-  API(cuModuleGetFunction);
-  API(cuLaunchKernel);
-  API(cuCtxSynchronize);
-  API(nvrtcCreateProgram);
-  API(nvrtcCompileProgram);
-  API(nvrtcGetProgramLogSize);
-  API(nvrtcGetProgramLog);
-  API(nvrtcGetCUBINSize);
-  API(nvrtcGetCUBIN);
-  const char* (*lastError)() = nullptr;
-} A;
-std::string kernels;
 using Dev = SPAN_CUdeviceptr;
 
-#define LOAD(lib, name) A.name = reinterpret_cast<decltype(A.name)>(dlsym(lib, #name))
-void load(const std::string& dir) {
-  void* cu = dlopen((dir + "/libcuda.so.1").c_str(), RTLD_NOW | RTLD_GLOBAL);
-  void* rtc = dlopen((dir + "/libnvrtc.so.13").c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!cu || !rtc) printf("{\"error\":\"dlopen failed\"}\n"), exit(2);
-  LOAD(cu, cuInit), LOAD(cu, cuDeviceGet), LOAD(cu, cuDevicePrimaryCtxRetain), LOAD(cu, cuCtxSetCurrent), LOAD(cu, cuGetErrorName);
-  LOAD(cu, cuMemAlloc_v2), LOAD(cu, cuMemcpyHtoD_v2), LOAD(cu, cuMemcpyDtoH_v2), LOAD(cu, cuModuleLoadData), LOAD(cu, cuModuleGetFunction);
-  LOAD(cu, cuLaunchKernel), LOAD(cu, cuCtxSynchronize);
-  LOAD(rtc, nvrtcCreateProgram), LOAD(rtc, nvrtcCompileProgram), LOAD(rtc, nvrtcGetProgramLogSize), LOAD(rtc, nvrtcGetProgramLog);
-  LOAD(rtc, nvrtcGetCUBINSize), LOAD(rtc, nvrtcGetCUBIN);
-  A.lastError = reinterpret_cast<const char* (*)()>(dlsym(cu, "spanStandinLastError"));
+/** Prints the failed call as {"error"} and exits 1. */
+void failed(int r, const char* call) {
+  printf("{\"error\":\"%s failed (%d): %s\"}\n", call, r, A.lastError ? A.lastError() : "");
+  exit(1);
 }
 
-#define CHECK(call)                                                                                                       \
-  do {                                                                                                                    \
-    int r_ = (call);                                                                                                      \
-    if (r_) printf("{\"error\":\"%s failed (%d): %s\"}\n", #call, r_, A.lastError ? A.lastError() : ""), exit(1);         \
-  } while (0)
-
-void init() {
-  SPAN_CUdevice dev;
-  SPAN_CUcontext ctx;
-  CHECK(A.cuInit(0));
-  CHECK(A.cuDeviceGet(&dev, 0));
-  CHECK(A.cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(A.cuCtxSetCurrent(ctx));
-}
+void init() { initDevice(failed); }
 
 /** Kernel `name` of native/cuda/kernels/FILE, compiled for sm_80 with -D defines (modules cached per file and defines). */
 SPAN_CUfunction function(const std::string& file, const char* name, const std::vector<std::string>& defines = {}) {

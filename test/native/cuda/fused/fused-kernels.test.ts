@@ -18,7 +18,7 @@ function harness(): string | {error: string} {
   if ('error' in s) return s
   const exe = join(dirname(s.dir), 'standin-tests', 'fused-harness')
   const abi = join(ROOT, 'native', 'cuda', 'src', 'abi.h')
-  if (existsSync(exe) && [SRC, abi].every((f) => statSync(f).mtimeMs <= statSync(exe).mtimeMs)) return exe
+  if (existsSync(exe) && [SRC, join(dirname(SRC), '..', 'harness-api.h'), abi].every((f) => statSync(f).mtimeMs <= statSync(exe).mtimeMs)) return exe
   mkdirSync(dirname(exe), {recursive: true})
   const tmp = `${exe}.${process.pid}`
   const c = spawnSync(process.env.SPAN_EMU_CXX || process.env.CXX || 'g++', ['-std=c++17', '-O2', `-I${dirname(abi)}`, SRC, '-o', tmp, '-ldl'], {

@@ -18,61 +18,9 @@
 #include <vector>
 
 #include "abi.h"
+#include "../harness-api.h"
 
 namespace {
-
-#define API(name) span_##name##_t name = nullptr
-struct Api {
-  API(cuInit);
-  API(cuDeviceGet);
-  API(cuDevicePrimaryCtxRetain);
-  API(cuCtxSetCurrent);
-  API(cuGetErrorName);
-  API(cuMemAlloc_v2);
-  API(cuMemFree_v2);
-  API(cuMemcpyHtoD_v2);
-  API(cuMemcpyDtoH_v2);
-  API(cuMemsetD8_v2);
-  API(cuMemsetD32_v2);
-  API(cuModuleLoadData);
-  API(cuModuleGetFunction);
-  API(cuFuncSetAttribute);
-  API(cuLaunchKernel);
-  API(cuCtxSynchronize);
-  API(cuStreamCreate);
-  API(cuEventCreate);
-  API(cuEventRecord);
-  API(cuEventSynchronize);
-  API(cuEventQuery);
-  API(cuMemcpyDtoHAsync_v2);
-  API(nvrtcCreateProgram);
-  API(nvrtcCompileProgram);
-  API(nvrtcGetProgramLogSize);
-  API(nvrtcGetProgramLog);
-  API(nvrtcGetCUBINSize);
-  API(nvrtcGetCUBIN);
-  API(nvrtcGetPTXSize);
-  API(nvrtcGetPTX);
-  API(nvrtcGetErrorString);
-  const char* (*lastError)() = nullptr;
-  unsigned long long (*launchCount)() = nullptr;
-} A;
-std::string kernels;
-
-#define LOAD(lib, name) A.name = reinterpret_cast<decltype(A.name)>(dlsym(lib, #name))
-void load(const std::string& dir) {
-  void* cu = dlopen((dir + "/libcuda.so.1").c_str(), RTLD_NOW | RTLD_GLOBAL);
-  void* rtc = dlopen((dir + "/libnvrtc.so.13").c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!cu || !rtc) printf("{\"error\":\"dlopen: %s\"}\n", dlerror()), exit(2);
-  LOAD(cu, cuInit), LOAD(cu, cuDeviceGet), LOAD(cu, cuDevicePrimaryCtxRetain), LOAD(cu, cuCtxSetCurrent), LOAD(cu, cuGetErrorName);
-  LOAD(cu, cuMemAlloc_v2), LOAD(cu, cuMemFree_v2), LOAD(cu, cuMemcpyHtoD_v2), LOAD(cu, cuMemcpyDtoH_v2), LOAD(cu, cuMemsetD8_v2), LOAD(cu, cuMemsetD32_v2);
-  LOAD(cu, cuModuleLoadData), LOAD(cu, cuModuleGetFunction), LOAD(cu, cuFuncSetAttribute), LOAD(cu, cuLaunchKernel), LOAD(cu, cuCtxSynchronize);
-  LOAD(cu, cuStreamCreate), LOAD(cu, cuEventCreate), LOAD(cu, cuEventRecord), LOAD(cu, cuEventSynchronize), LOAD(cu, cuEventQuery), LOAD(cu, cuMemcpyDtoHAsync_v2);
-  LOAD(rtc, nvrtcCreateProgram), LOAD(rtc, nvrtcCompileProgram), LOAD(rtc, nvrtcGetProgramLogSize), LOAD(rtc, nvrtcGetProgramLog);
-  LOAD(rtc, nvrtcGetCUBINSize), LOAD(rtc, nvrtcGetCUBIN), LOAD(rtc, nvrtcGetPTXSize), LOAD(rtc, nvrtcGetPTX), LOAD(rtc, nvrtcGetErrorString);
-  A.lastError = reinterpret_cast<const char* (*)()>(dlsym(cu, "spanStandinLastError"));
-  A.launchCount = reinterpret_cast<unsigned long long (*)()>(dlsym(cu, "spanStandinLaunchCount"));
-}
 
 std::string json(const std::string& s) {
   std::string o = "\"";
@@ -86,20 +34,13 @@ std::string errName(int r) {
   return s ? s : std::to_string(r);
 }
 
-#define CHECK(call)                                                                                           \
-  do {                                                                                                        \
-    int r_ = (call);                                                                                          \
-    if (r_) printf("{\"error\":%s,\"at\":%s}\n", json(errName(r_)).c_str(), json(#call).c_str()), exit(1);    \
-  } while (0)
-
-void init() {
-  SPAN_CUdevice dev;
-  SPAN_CUcontext ctx;
-  CHECK(A.cuInit(0));
-  CHECK(A.cuDeviceGet(&dev, 0));
-  CHECK(A.cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK(A.cuCtxSetCurrent(ctx));
+/** Prints the failed call as {"error", "at"} and exits 1. */
+void failed(int r, const char* call) {
+  printf("{\"error\":%s,\"at\":%s}\n", json(errName(r)).c_str(), json(call).c_str());
+  exit(1);
 }
+
+void init() { initDevice(failed); }
 
 std::string readFile(const std::string& path) {
   std::ifstream f(path);

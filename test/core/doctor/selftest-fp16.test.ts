@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, describe, expect, it} from 'vitest'
-import {initBackend} from '../../../../src/core/engine/index.js'
-import type {CudaBackend} from '../../../../src/core/engine/cuda/backend.js'
-import {kernelRows} from '../../../../src/core/engine/cuda/selftest.js'
-import {fp16Cases} from '../../../../src/core/engine/cuda/selftest-fp16.js'
-import {buildStandins} from '../../../helpers/cuda-standins.js'
-import {runSpan} from '../../../helpers/spawn.js'
+import {initBackend} from '../../../src/core/engine/index.js'
+import type {CudaBackend} from '../../../src/core/engine/cuda/backend.js'
+import {kernelRows} from '../../../src/core/doctor/selftest.js'
+import {fp16Cases} from '../../../src/core/doctor/selftest-fp16.js'
+import {buildStandins} from '../../helpers/cuda-standins.js'
+import {runSpan} from '../../helpers/spawn.js'
 
 // `span doctor --selftest`'s fp16 rows (issue 35, selftest-fp16.ts) on the stand-in device against
 // native: both pass (and print through bin/run.js); with loss_scale.cu's launch dropped (no unscaling, no skip) the overflow row

@@ -1,21 +1,23 @@
 import * as tf from '@tensorflow/tfjs'
-import {Rng} from '../../data/rng.js'
-import {collate, disposeBatch, type MaskedExample, toTensors} from '../../model/batch.js'
-import {presetConfig} from '../../model/config.js'
-import {EVAL} from '../../model/layers.js'
-import {SpanBertForPreTraining} from '../../model/pretraining.js'
-import {lossAndGrads} from '../../train/step.js'
-import {initBackend} from '../backend.js'
-import {FUSED_KERNELS} from '../fused-kernels.js'
-import {cudaKernelNames, cudaKernelOf, registerCudaKernel} from './kernel-table.js'
-import {fallbackCounts} from './register.js'
-import {selftestCases} from './selftest-cases.js'
+import {initBackend} from '../engine/backend.js'
+import {cudaKernelNames, cudaKernelOf, registerCudaKernel} from '../engine/cuda/kernel-table.js'
+import {fallbackCounts} from '../engine/cuda/register.js'
+import {selftestCases} from '../engine/cuda/selftest-cases.js'
+import {wmmaSelftestRow} from '../engine/cuda/selftest-wmma.js'
+import {FUSED_KERNELS} from '../engine/fused-kernels.js'
+import {collate, disposeBatch, type MaskedExample, toTensors} from '../model/batch.js'
+import {presetConfig} from '../model/config.js'
+import {EVAL} from '../model/layers.js'
+import {SpanBertForPreTraining} from '../model/pretraining.js'
+import {lossAndGrads} from '../train/step.js'
+import {Rng} from '../util/rng.js'
 import {graphSelftestRow} from './selftest-graph.js'
-import {wmmaSelftestRow} from './selftest-wmma.js'
+import {fp16Cases} from './selftest-fp16.js'
+import {optimiserCases} from './selftest-optimiser.js'
 
 /**
  * `span doctor --selftest` (issue 20): every registered cuda kernel against the reference backend
- * (native, else cpu) on selftest-cases.ts' inputs, fp32 within 1e-5 relative; then one `tiny`
+ * (native, else cpu) on the engine's selftest-cases.ts' inputs (and this room's AdamW cases), fp32 within 1e-5 relative; then one `tiny`
  * pre-training step's loss and every gradient within 1e-4. A case's error counts against every
  * kernel that ran on the device in it (a case with a row of its own, the multi-tensor AdamW and
  * bf16 products, counts against that row only); a kernel that never ran on the device (it fell
@@ -95,7 +97,7 @@ export function relError(got: Out[], want: Out[]): number {
  * per case with a `row` of its own (SelftestCase): that case counts for the kernels it ran but its
  * error is its row's, so that a failing multi-tensor AdamW or bf16 product names itself.
  */
-export async function kernelRows(reference: string, failed: string[], cases = selftestCases()): Promise<SelftestRow[]> {
+export async function kernelRows(reference: string, failed: string[], cases = selftestCases([...optimiserCases(), ...fp16Cases()])): Promise<SelftestRow[]> {
   const stats = new Map<string, {cases: number; err: number}>(cudaKernelNames().map((k) => [k, {cases: 0, err: 0}]))
   const own = new Map<string, {cases: number; err: number}>()
   watchKernels()

@@ -1,12 +1,12 @@
 import * as tf from '@tensorflow/tfjs'
 import {afterAll, describe, expect, it} from 'vitest'
-import {initBackend} from '../../../../src/core/engine/index.js'
-import type {CudaBackend} from '../../../../src/core/engine/cuda/backend.js'
-import {kernelRows, runSelftest, selftestTable} from '../../../../src/core/engine/cuda/selftest.js'
-import {bf16Cases} from '../../../../src/core/engine/cuda/selftest-bf16.js'
-import {optimiserCases} from '../../../../src/core/engine/cuda/selftest-optimiser.js'
-import {buildStandins} from '../../../helpers/cuda-standins.js'
-import {runSpan} from '../../../helpers/spawn.js'
+import {kernelRows, runSelftest, selftestTable} from '../../../src/core/doctor/selftest.js'
+import {optimiserCases} from '../../../src/core/doctor/selftest-optimiser.js'
+import type {CudaBackend} from '../../../src/core/engine/cuda/backend.js'
+import {bf16Cases} from '../../../src/core/engine/cuda/selftest-bf16.js'
+import {initBackend} from '../../../src/core/engine/index.js'
+import {buildStandins} from '../../helpers/cuda-standins.js'
+import {runSpan} from '../../helpers/spawn.js'
 
 // `span doctor --selftest` (issue 20) on the stand-in device: passes through bin/run.js (exit 0,
 // every kernel, the bf16 tensor-core attention and the tiny step in the table); a planted wrong kernel (Neg computing Abs) fails

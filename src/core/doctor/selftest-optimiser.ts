@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
-import {AdamW} from '../../train/optim.js'
-import type {SelftestCase} from './selftest-cases.js'
-import {selftestRand} from './selftest-rand.js'
+import type {SelftestCase} from '../engine/cuda/selftest-case.js'
+import {selftestRand} from '../engine/cuda/selftest-rand.js'
+import {AdamW} from '../train/optim.js'
 
 /** Seeded values in [lo, hi), as Float32Array. */
 const values = (n: number, seed: number, lo: number, hi: number): Float32Array => Float32Array.from(selftestRand(n, seed, lo, hi))

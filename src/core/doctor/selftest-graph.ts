@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs'
-import {collate, disposeBatch, type MaskedExample, toTensors} from '../../model/batch.js'
-import {type BertConfig} from '../../model/config.js'
-import {EVAL} from '../../model/layers.js'
-import {SpanBertForPreTraining} from '../../model/pretraining.js'
-import {graphStep, resetCudaGraphs} from './graph.js'
+import {graphStep, resetCudaGraphs} from '../engine/cuda/graph.js'
+import {collate, disposeBatch, type MaskedExample, toTensors} from '../model/batch.js'
+import {type BertConfig} from '../model/config.js'
+import {EVAL} from '../model/layers.js'
+import {SpanBertForPreTraining} from '../model/pretraining.js'
 
 /**
  * `span doctor --selftest`'s graph row (docs/cuda-backend.md, "One step as a CUDA Graph"): on

@@ -1,10 +1,10 @@
 import * as tf from '@tensorflow/tfjs'
-import {AdamW} from '../../train/optim.js'
-import {type CudaBackend, cudaOptions, setCudaOptions} from './backend.js'
-import {f16ToF32, f32ToF16} from './bf16.js'
-import {LossScaler} from './loss-scale.js'
-import type {SelftestCase} from './selftest-cases.js'
-import {selftestRand} from './selftest-rand.js'
+import {AdamW} from '../train/optim.js'
+import {type CudaBackend, cudaOptions, setCudaOptions} from '../engine/cuda/backend.js'
+import {f16ToF32, f32ToF16} from '../engine/cuda/bf16.js'
+import {LossScaler} from '../engine/cuda/loss-scale.js'
+import type {SelftestCase} from '../engine/cuda/selftest-case.js'
+import {selftestRand} from '../engine/cuda/selftest-rand.js'
 
 /**
  * `span doctor --selftest`'s fp16 rows (issue 35), in a file of their own:
