@@ -31,10 +31,17 @@ if [ ! -x "$venv/bin/python" ]; then
   mv "$venv.partial" "$venv"
 fi
 py=$venv/bin/python
+# "name version" per package of the list ("name -" when absent), from one Python start.
+versions() {
+  # shellcheck disable=SC2086
+  "$py" -c '
+import sys, importlib.metadata as m
+for n in sys.argv[1:]:
+    try: print(n, m.version(n))
+    except Exception: print(n, "-")' $names 2> /dev/null
+}
 # The packages of the list not in the venv yet (all of them on a cold cache, none on a warm one).
-version() { "$py" -c 'import sys, importlib.metadata as m; print(m.version(sys.argv[1]))' "$1" 2> /dev/null; }
-missing=""
-for n in $names; do version "$n" > /dev/null || missing="$missing $n"; done
+missing=$(versions | awk '$2 == "-" { printf " %s", $1 }')
 declare -A why
 if [ -n "$missing" ]; then
   say "installing$missing into $venv"
@@ -49,11 +56,11 @@ if [ -n "$missing" ]; then
     done
   fi
 fi
-for n in $names; do
-  if v=$(version "$n"); then
+while read -r n v; do
+  if [ "$v" != "-" ]; then
     say "$n $v"
   else
     say "$n not installed (pip: ${why[$n]:-see $venv/pip.log}): the tests needing it skip"
   fi
-done
-say "venv $venv ready in $(($(date +%s) - t0)) s"
+done < <(versions)
+say "done in $(($(date +%s) - t0)) s ($venv)"

@@ -6,7 +6,7 @@
  */
 import {spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join} from 'node:path'
 
@@ -27,7 +27,12 @@ export const PYTHON = join(VENV, 'bin', 'python')
 const NAMES = [
   ...readFileSync(requirements, 'utf8')
     .split('\n')
-    .map((l) => l.replace(/#.*/, '').replace(/[<>=!~ ].*/, '').trim())
+    .map((l) =>
+      l
+        .replace(/#.*/, '')
+        .replace(/[<>=!~ ].*/, '')
+        .trim(),
+    )
     .filter(Boolean),
   'tokenizers',
 ]
@@ -35,7 +40,8 @@ const NAMES = [
 /** name → version of each package of the list the venv has (one Python start, no imports). */
 export const VERSIONS: Record<string, string> = ((): Record<string, string> => {
   if (!existsSync(PYTHON)) return {}
-  const code = 'import sys, json, importlib.metadata as m\nv = {}\nfor n in sys.argv[1:]:\n  try: v[n] = m.version(n)\n  except Exception: pass\nprint(json.dumps(v))'
+  const code =
+    'import sys, json, importlib.metadata as m\nv = {}\nfor n in sys.argv[1:]:\n  try: v[n] = m.version(n)\n  except Exception: pass\nprint(json.dumps(v))'
   const r = spawnSync(PYTHON, ['-c', code, ...NAMES], {encoding: 'utf8'})
   return r.status === 0 ? (JSON.parse(r.stdout) as Record<string, string>) : {}
 })()
@@ -54,10 +60,26 @@ export const titled = (title: string, why: string | null): string => (why ? `${t
 export function python(script: string, args: string[], input?: string): string {
   const file = script.startsWith('-c') ? null : join(import.meta.dirname, '..', 'interop', 'py', script)
   const argv = file ? [file, ...args] : ['-c', script.slice(2), ...args]
-  const r = spawnSync(PYTHON, argv, {encoding: 'utf8', input, maxBuffer: 1 << 30, env: {...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PYTHONWARNINGS: 'ignore'}})
+  const r = spawnSync(PYTHON, argv, {
+    encoding: 'utf8',
+    input,
+    maxBuffer: 1 << 30,
+    env: {...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PYTHONWARNINGS: 'ignore'},
+  })
   if (r.status !== 0) throw new Error(`${script} exited ${r.status}: ${r.stderr.slice(-4000)}`)
   return r.stdout
 }
 
 /** The version line the tests print in their titles, e.g. "transformers 5.18.0". */
 export const version = (name: string): string => `${name} ${VERSIONS[name] ?? '(absent)'}`
+
+/** The venv's site-packages/nvidia folder (NVIDIA's wheels: cu13/{include,lib}, nccl/{include,lib}), or null. */
+export const NVIDIA = ((): string | null => {
+  const lib = join(VENV, 'lib')
+  const py = existsSync(lib) ? readdirSync(lib).find((d) => d.startsWith('python')) : undefined
+  const dir = py ? join(lib, py, 'site-packages', 'nvidia') : null
+  return dir && existsSync(dir) ? dir : null
+})()
+
+/** A file of NVIDIA's wheels in the venv (e.g. 'cu13/lib/libnvrtc.so.13'), or null when absent. */
+export const wheelFile = (rel: string): string | null => (NVIDIA && existsSync(join(NVIDIA, rel)) ? join(NVIDIA, rel) : null)

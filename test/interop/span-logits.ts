@@ -30,7 +30,12 @@ export async function spanLogits(task: string, dir: string, features: Feature[],
     const out = features.map((f) => {
       const b = rows(f)
       const t = tf.tidy(() => {
-        const {start, end} = model.forward(tf.tensor2d(b.ids, [1, b.T], 'int32'), tf.tensor2d(b.segments, [1, b.T], 'int32'), tf.tensor2d(b.mask, [1, b.T]), EVAL) // [1, T] each
+        const {start, end} = model.forward(
+          tf.tensor2d(b.ids, [1, b.T], 'int32'),
+          tf.tensor2d(b.segments, [1, b.T], 'int32'),
+          tf.tensor2d(b.mask, [1, b.T]),
+          EVAL,
+        ) // [1, T] each
         return tf.concat([start, end], 1) // [1, 2T]
       })
       const v = Array.from(t.dataSync())
@@ -49,7 +54,9 @@ export async function spanLogits(task: string, dir: string, features: Feature[],
   }
   const {model, initialised} = await loadClassifier(dir, headFromJson(json, dir), 0)
   expect(initialised).toEqual([])
-  const out = features.map((f) => tf.tidy(() => Array.from(model.forward({...rows(f, choices ?? 1), spans: null, classes: null, targets: null}, EVAL).dataSync()))) // [C] or [K·1]
+  const out = features.map((f) =>
+    tf.tidy(() => Array.from(model.forward({...rows(f, choices ?? 1), spans: null, classes: null, targets: null}, EVAL).dataSync())),
+  ) // [C] or [K·1]
   model.dispose()
   return out
 }

@@ -39,7 +39,12 @@ export function expectedScalars(ndjson: string): Scalars {
 }
 
 const readTb = (dir: string): Read => JSON.parse(python('tb.py', [dir])) as Read
-const sorted = (s: Scalars): Scalars => Object.fromEntries(Object.keys(s).sort().map((k) => [k, s[k]]))
+const sorted = (s: Scalars): Scalars =>
+  Object.fromEntries(
+    Object.keys(s)
+      .sort()
+      .map((k) => [k, s[k]]),
+  )
 
 /** Breaks the data CRC of the n-th TFRecord of an event file copied into a folder of its own. */
 function withBadCrc(file: string, n: number): string {
@@ -62,11 +67,49 @@ beforeAll(() => {
   writeBlocks(train, 12, 1)
   writeBlocks(dev, 4, 2)
   const tiny = ['--preset', 'tiny', '--seed', '3', '--batch-size', '2', '--log-every', '1']
-  const pre = runSpan(['pretrain', train, ...tiny, '--max-steps', '4', '--eval', dev, '--eval-every', '2', '--tensorboard', join(tmp, 'tb-pre'), '--out', join(tmp, 'pre')])
+  const pre = runSpan([
+    'pretrain',
+    train,
+    ...tiny,
+    '--max-steps',
+    '4',
+    '--eval',
+    dev,
+    '--eval-every',
+    '2',
+    '--tensorboard',
+    join(tmp, 'tb-pre'),
+    '--out',
+    join(tmp, 'pre'),
+  ])
   expect(pre.code, pre.stderr).toBe(0)
   const sst = join(tmp, 'sst.tsv')
-  writeFileSync(sst, 'sentence\tlabel\n' + ['a fine film .', 'the worst film .', 'it is good', 'nothing happens .', 'a great story', 'bad and long'].map((s, i) => `${s}\t${i % 2}\n`).join(''))
-  const ft = runSpan(['finetune', 'glue', '--task', 'sst2', '--train', sst, '--dev', sst, ...tiny, '--epochs', '2', '--max-len', '16', '--eval-every', '2', '--tensorboard', join(tmp, 'tb-ft'), '--out', join(tmp, 'ft')])
+  writeFileSync(
+    sst,
+    'sentence\tlabel\n' +
+      ['a fine film .', 'the worst film .', 'it is good', 'nothing happens .', 'a great story', 'bad and long'].map((s, i) => `${s}\t${i % 2}\n`).join(''),
+  )
+  const ft = runSpan([
+    'finetune',
+    'glue',
+    '--task',
+    'sst2',
+    '--train',
+    sst,
+    '--dev',
+    sst,
+    ...tiny,
+    '--epochs',
+    '2',
+    '--max-len',
+    '16',
+    '--eval-every',
+    '2',
+    '--tensorboard',
+    join(tmp, 'tb-ft'),
+    '--out',
+    join(tmp, 'ft'),
+  ])
   expect(ft.code, ft.stderr).toBe(0)
   for (const [name, r, dir] of [
     ['pretrain', pre, join(tmp, 'tb-pre')],

@@ -40,7 +40,16 @@ const single = (a: string): Feature => {
 const padChoices = (cs: Feature[]): Feature => {
   const T = Math.max(...cs.map((c) => c.ids.length))
   const pad = (xs: number[], v: number) => [...xs, ...Array<number>(T - xs.length).fill(v)]
-  return {ids: cs.flatMap((c) => pad(c.ids, 0)), segments: cs.flatMap((c) => pad(c.segments, 0)), mask: cs.flatMap((c) => pad(c.ids.map(() => 1), 0))}
+  return {
+    ids: cs.flatMap((c) => pad(c.ids, 0)),
+    segments: cs.flatMap((c) => pad(c.segments, 0)),
+    mask: cs.flatMap((c) =>
+      pad(
+        c.ids.map(() => 1),
+        0,
+      ),
+    ),
+  }
 }
 
 const SST = ['a fine and moving film .', 'the worst film of the year .', 'it is good', 'nothing happens .', 'a great story', 'bad and long']
@@ -52,7 +61,11 @@ const NER = [
   ['Peter', 'I-PER'],
 ]
 const swagRows = (f: string) =>
-  readFileSync(join(ROOT, 'fixtures', 'swag', f), 'utf8').trim().split('\n').slice(1).map((l) => l.split(','))
+  readFileSync(join(ROOT, 'fixtures', 'swag', f), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','))
 
 interface Task {
   name: string
@@ -83,8 +96,18 @@ beforeAll(async () => {
   const q = qas[0].question
   const qa = {name: 'squad', cls: 'BertForQuestionAnswering', features: [pair(q, context)]}
   tasks.squad = {...qa, dir: finetune('squad', ['--train', sq, '--max-len', '64', '--max-query-len', '16'])}
-  tasks.glue = {name: 'glue', cls: 'BertForSequenceClassification', features: SST.map(single), dir: finetune('glue', ['--task', 'sst2', '--train', sst, '--dev', sst, '--max-len', '32'])}
-  tasks.ner = {name: 'ner', cls: 'BertForTokenClassification', features: [single(NER.map(([w]) => w).join(' '))], dir: finetune('ner', ['--train', ner, '--dev', ner, '--max-len', '16'])}
+  tasks.glue = {
+    name: 'glue',
+    cls: 'BertForSequenceClassification',
+    features: SST.map(single),
+    dir: finetune('glue', ['--task', 'sst2', '--train', sst, '--dev', sst, '--max-len', '32']),
+  }
+  tasks.ner = {
+    name: 'ner',
+    cls: 'BertForTokenClassification',
+    features: [single(NER.map(([w]) => w).join(' '))],
+    dir: finetune('ner', ['--train', ner, '--dev', ner, '--max-len', '16']),
+  }
   const mc = swagRows('handmade-dev.csv').map((r) => r.slice(7, 11).map((e) => pair(r[4], `${r[5]} ${e}`)))
   const K = mc[0].length
   const swag = {name: 'swag', cls: 'BertForMultipleChoice', choices: K, features: mc.map(padChoices)}
@@ -116,7 +139,7 @@ const theirLogits = (t: string, i: number): number[] => {
 }
 
 describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}) head classes on span's fine-tuned checkpoints`, why), () => {
-  it.each(['squad', 'glue', 'ner', 'swag'])('%s: loads with no missing, unexpected or mismatched key and gives span\'s logits', (t) => {
+  it.each(['squad', 'glue', 'ner', 'swag'])("%s: loads with no missing, unexpected or mismatched key and gives span's logits", (t) => {
     expect(hf[t].info).toEqual({missing_keys: [], unexpected_keys: [], mismatched_keys: []})
     tasks[t].features.forEach((_, i) => expect(maxRel(ours[t][i], theirLogits(t, i))).toBeLessThanOrEqual(1e-5))
   })
@@ -126,8 +149,11 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}) 
     tasks.glue.features.forEach((_, i) => expect(maxRel(ours.glue[i], hf.exported.outputs[i].logits as number[])).toBeLessThanOrEqual(1e-5))
   })
 
-  it('squad: the start and end logits of span predict squad\'s n-best answers are transformers\' logits at those tokens', () => {
-    const nbest = JSON.parse(readFileSync(join(tmp, 'squad-pred', 'nbest_predictions.json'), 'utf8')) as Record<string, {start_logit: number; end_logit: number}[]>
+  it("squad: the start and end logits of span predict squad's n-best answers are transformers' logits at those tokens", () => {
+    const nbest = JSON.parse(readFileSync(join(tmp, 'squad-pred', 'nbest_predictions.json'), 'utf8')) as Record<
+      string,
+      {start_logit: number; end_logit: number}[]
+    >
     const {start, end} = hf.squad.outputs[0]
     const near = (xs: number[], v: number) => xs.some((x) => Math.abs(x - v) <= 1e-4 * Math.max(1, Math.abs(v)))
     expect(nbest.q1.length).toBeGreaterThan(0)
@@ -137,11 +163,19 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}) 
     }
   })
 
-  it('glue, ner, swag: span predict\'s labels, tags and choices are the argmax of transformers\' logits', () => {
-    const labels = predicted.glue.trim().split('\n').map((l) => l.split('\t')[1])
+  it("glue, ner, swag: span predict's labels, tags and choices are the argmax of transformers' logits", () => {
+    const labels = predicted.glue
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split('\t')[1]) // below the "index<TAB>prediction" header
     const glueLabels = JSON.parse(readFileSync(join(tasks.glue.dir, 'config.json'), 'utf8')).id2label as Record<string, string>
     expect(labels).toEqual(hf.glue.outputs.map((o) => glueLabels[String(argmax(o.logits as number[]))]))
-    const tags = predicted.ner.trim().split('\n').slice(2).map((l) => l.split(' ').pop())
+    const tags = predicted.ner
+      .trim()
+      .split('\n')
+      .slice(2)
+      .map((l) => l.split(' ').pop())
     const rows = hf.ner.outputs[0].logits as unknown as number[][]
     const labelsOf = JSON.parse(readFileSync(join(tasks.ner.dir, 'config.json'), 'utf8')).id2label as Record<string, string>
     let at = 1 // the first sub-token of each word

@@ -9,7 +9,7 @@
 // cls.pair_target_predictions.*); BertForMaskedLM and AutoModel miss nothing. Relative error:
 // max |span − transformers| / max |transformers| over the whole tensor (fp32 on both sides).
 // The Python side: test/interop/py/hf.py in the venv of tools/interop-env.sh (skipped without it).
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import * as tf from '@tensorflow/tfjs'
@@ -66,7 +66,24 @@ async function spanLogits(dir: string, x: Input): Promise<number[][]> {
 async function makeCheckpoints(train: string): Promise<void> {
   for (const p of TRAINED) {
     const run = join(tmp, p)
-    const r = runSpan(['pretrain', train, '--preset', p, '--max-steps', '2', '--batch-size', '2', '--seed', '3', '--lr', '1e-3', '--log-every', '2', '--out', run])
+    const r = runSpan([
+      'pretrain',
+      train,
+      '--preset',
+      p,
+      '--max-steps',
+      '2',
+      '--batch-size',
+      '2',
+      '--seed',
+      '3',
+      '--lr',
+      '1e-3',
+      '--log-every',
+      '2',
+      '--out',
+      run,
+    ])
     expect(r.code, r.stderr).toBe(0)
     ckpt[p] = join(run, 'checkpoint-2')
   }
@@ -85,7 +102,11 @@ beforeAll(async () => {
   const dev = join(tmp, 'dev.ndjson')
   writeBlocks(train, 8, 1)
   writeBlocks(dev, 2, 2, true) // sentence pairs: token types 0 and 1
-  inputs = readFileSync(dev, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Input)
+  inputs = readFileSync(dev, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as Input)
   await makeCheckpoints(train)
   const fillIds = [fixtureVocab.special.cls, ...FILL.split(' ').map((w) => fixtureVocab.tokens.indexOf(w)), fixtureVocab.special.sep]
   const jobs = []
@@ -107,7 +128,7 @@ beforeAll(async () => {
 }, 1_200_000)
 
 describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, ${version('torch')}) on span's pre-training checkpoints`, why), () => {
-  it.each(PRESETS)('%s: AutoModel gives span encode\'s hidden states (max relative error ≤ 1e-5)', (p) => {
+  it.each(PRESETS)("%s: AutoModel gives span encode's hidden states (max relative error ≤ 1e-5)", (p) => {
     expect(hf[p].base.info).toEqual({missing_keys: [], unexpected_keys: expect.any(Array), mismatched_keys: []})
     expect(hf[p].base.info.unexpected_keys.every((k) => k.startsWith('cls.'))).toBe(true) // the heads, which BertModel has not
     inputs.forEach((_, i) => {
@@ -118,7 +139,7 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, 
     })
   })
 
-  it.each(PRESETS)('%s: BertForPreTraining\'s MLM logits are span\'s; only NSP (span has none) is missing and only SBO unused', (p) => {
+  it.each(PRESETS)("%s: BertForPreTraining's MLM logits are span's; only NSP (span has none) is missing and only SBO unused", (p) => {
     const {info, outputs} = hf[p].pre
     expect(info.missing_keys).toEqual(['cls.seq_relationship.bias', 'cls.seq_relationship.weight'])
     expect(info.unexpected_keys.length).toBeGreaterThan(0)
@@ -132,12 +153,16 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, 
     const max = Math.max(...row)
     const lse = max + Math.log(row.reduce((s, v) => s + Math.exp(v - max), 0))
     const banned = new Set(Object.values(fixtureVocab.special)) // fill never proposes [PAD], [UNK], [CLS], [SEP], [MASK]
-    const top = row.map((v, id) => ({id, lp: v - lse})).filter((t) => !banned.has(t.id)).sort((a, b) => b.lp - a.lp).slice(0, 5)
+    const top = row
+      .map((v, id) => ({id, lp: v - lse}))
+      .filter((t) => !banned.has(t.id))
+      .sort((a, b) => b.lp - a.lp)
+      .slice(0, 5)
     expect(fills[p].map((f) => f.text)).toEqual(top.map((t) => fixtureVocab.tokens[t.id].replace(/^##/, '')))
     fills[p].forEach((f, i) => expect(Math.abs(f.score - top[i].lp)).toBeLessThan(1e-4)) // fill prints 4 decimals
   })
 
-  it('BertForMaskedLM loads tiny\'s encoder and MLM head whole: nothing missing, only the SBO head unused', () => {
+  it("BertForMaskedLM loads tiny's encoder and MLM head whole: nothing missing, only the SBO head unused", () => {
     const {info} = hf.tiny.mlm!
     expect(info.missing_keys).toEqual([])
     expect(info.mismatched_keys).toEqual([])

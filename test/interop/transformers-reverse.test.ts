@@ -19,8 +19,15 @@ import {hiddenOf, maxRel} from './compare.js'
 const why = lacking('torch', 'transformers', 'safetensors')
 const tmp = mkdtempSync(join(tmpdir(), 'span-interop-reverse-'))
 const CONFIG = {
-  vocab_size: fixtureVocab.tokens.length, hidden_size: 32, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 64,
-  max_position_embeddings: 128, type_vocab_size: 2, hidden_act: 'gelu', layer_norm_eps: 1e-12,
+  vocab_size: fixtureVocab.tokens.length,
+  hidden_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  intermediate_size: 64,
+  max_position_embeddings: 128,
+  type_vocab_size: 2,
+  hidden_act: 'gelu',
+  layer_norm_eps: 1e-12,
 }
 const dirs = {pre: join(tmp, 'pre-st'), preBin: join(tmp, 'pre-bin'), qa: join(tmp, 'qa-st'), qaBin: join(tmp, 'qa-bin')}
 interface Made {
@@ -50,7 +57,11 @@ beforeAll(() => {
   if (why) return
   writeBlocks(blocks, 3, 4, true)
   writeFileSync(sq, squad([qas[0]]))
-  inputs = readFileSync(blocks, 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as (typeof inputs)[number])
+  inputs = readFileSync(blocks, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as (typeof inputs)[number])
   const tok = new WordPieceTokenizer(fixtureVocab, {lowercase: !fixtureVocab.cased})
   const [q, c] = [tok.encode(qas[0].question), tok.encode(context)]
   const {cls, sep} = fixtureVocab.special
@@ -74,7 +85,7 @@ describe.skipIf(why !== null)(titled(`span reads what transformers (${version('t
   it.each([
     ['save_pretrained (safetensors)', 'pre'],
     ['torch.save(state_dict) (pytorch_model.bin)', 'preBin'],
-  ] as const)('span encode of a BertForPreTraining from %s gives transformers\' hidden states', (_, d) => {
+  ] as const)("span encode of a BertForPreTraining from %s gives transformers' hidden states", (_, d) => {
     const ours = encode(dirs[d])
     inputs.forEach((_, i) => expect(maxRel(ours[i], made.pre.outputs[i].hidden!)).toBeLessThanOrEqual(1e-5))
   })
@@ -93,7 +104,7 @@ describe.skipIf(why !== null)(titled(`span reads what transformers (${version('t
   it.each([
     ['save_pretrained (safetensors)', 'qa'],
     ['torch.save(state_dict) (pytorch_model.bin)', 'qaBin'],
-  ] as const)('span predict squad with a BertForQuestionAnswering from %s: its n-best logits are transformers\'', (_, d) => {
+  ] as const)("span predict squad with a BertForQuestionAnswering from %s: its n-best logits are transformers'", (_, d) => {
     const answers = nbest(dirs[d], join(tmp, `pred-${d}`))
     const {start, end} = made.qa.outputs[0]
     const near = (xs: number[], v: number) => xs.some((x) => Math.abs(x - v) <= 1e-4 * Math.max(1, Math.abs(v)))
@@ -108,7 +119,24 @@ describe.skipIf(why !== null)(titled(`span reads what transformers (${version('t
 
   it('span finetune squad --init a transformers BertForQuestionAnswering (--lr 0) keeps its qa_outputs: predict gives the same logits', () => {
     const out = join(tmp, 'ft-qa')
-    const r = runSpan(['finetune', 'squad', '--init', dirs.qaBin, '--train', sq, '--lr', '0', '--epochs', '1', '--max-len', '64', '--max-query-len', '16', '--out', out])
+    const r = runSpan([
+      'finetune',
+      'squad',
+      '--init',
+      dirs.qaBin,
+      '--train',
+      sq,
+      '--lr',
+      '0',
+      '--epochs',
+      '1',
+      '--max-len',
+      '64',
+      '--max-query-len',
+      '16',
+      '--out',
+      out,
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(nbest(out, join(tmp, 'pred-ft'))).toEqual(nbest(dirs.qa, join(tmp, 'pred-qa-again')))
   })

@@ -23,16 +23,27 @@ import {loadVocab} from '../../src/core/text/vocab.js'
 
 const why = lacking('transformers', 'tokenizers')
 const tmp = mkdtempSync(join(tmpdir(), 'span-interop-tok-'))
-const adversarial = readFileSync(join(ROOT, 'test', 'fixtures-golden', 'tokenizer-adversarial.jsonl'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as string)
-const wiki = missingShared('wikitext/wikitext-2.valid.txt') ? [] : readFileSync(sharedPath('wikitext', 'wikitext-2.valid.txt'), 'utf8').split('\n').filter((l) => l.trim()).slice(0, 400)
+const adversarial = readFileSync(join(ROOT, 'test', 'fixtures-golden', 'tokenizer-adversarial.jsonl'), 'utf8')
+  .trimEnd()
+  .split('\n')
+  .map((l) => JSON.parse(l) as string)
+const wiki = missingShared('wikitext/wikitext-2.valid.txt')
+  ? []
+  : readFileSync(sharedPath('wikitext', 'wikitext-2.valid.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .slice(0, 400)
 // the 3 texts with lone surrogates have no UTF-8 form: no file holds them, and Rust's tokenizers take none
-const texts = [...adversarial, ...wiki].filter((t) => t.isWellFormed())
+const texts = [...adversarial, ...wiki].filter((t) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(t))
 const VOCABS: [string, string, string | null][] = [
   ['bert-base-cased', sharedPath('vocab', 'bert-base-cased.txt'), missingShared('vocab/bert-base-cased.txt')],
   ['bert-base-uncased', sharedPath('vocab', 'bert-base-uncased.txt'), missingShared('vocab/bert-base-uncased.txt')],
   ['fixtures/vocab.txt', join(ROOT, 'fixtures', 'vocab.txt'), null],
 ]
-const results: Record<string, {ours: number[][]; theirs: {class: string; fast: boolean; lower: boolean; ids: number[][]; default: number[][]}; cased: boolean}> = {}
+const results: Record<
+  string,
+  {ours: number[][]; theirs: {class: string; fast: boolean; lower: boolean; ids: number[][]; default: number[][]}; cased: boolean}
+> = {}
 
 /** span tokenize's ids per text: one JSON record per text (--field), its lines' ids joined. */
 function spanIds(vocab: string): number[][] {
@@ -56,7 +67,10 @@ beforeAll(async () => {
     if (absent) continue
     const dir = join(tmp, name.replace(/\W/g, '-'))
     const vocab = loadVocab(path)
-    const model = SpanBertForPreTraining.init(presetConfig('tiny', vocab.tokens.length, {num_hidden_layers: 1, hidden_size: 8, num_attention_heads: 1, intermediate_size: 8}), 1)
+    const model = SpanBertForPreTraining.init(
+      presetConfig('tiny', vocab.tokens.length, {num_hidden_layers: 1, hidden_size: 8, num_attention_heads: 1, intermediate_size: 8}),
+      1,
+    )
     await saveCheckpoint(dir, model, path) // the checkpoint span writes: the weights and the tokenizer's files
     model.dispose()
     results[name] = {ours: spanIds(join(dir, 'vocab.txt')), theirs: {class: '', fast: false, lower: false, ids: [], default: []}, cased: vocab.cased}
@@ -67,7 +81,7 @@ beforeAll(async () => {
 }, 600_000)
 
 describe.skipIf(why !== null)(titled(`AutoTokenizer (${version('transformers')}, ${version('tokenizers')}) on span's checkpoints`, why), () => {
-  it.each(VOCABS)('%s: the fast tokenizer, with span\'s casing, gives span tokenize\'s ids on every fixture text', (name, _, absent) => {
+  it.each(VOCABS)("%s: the fast tokenizer, with span's casing, gives span tokenize's ids on every fixture text", (name, _, absent) => {
     if (absent) return void console.log(`skipped ${name}: ${absent}`)
     const {ours, theirs, cased} = results[name]
     expect(theirs.fast).toBe(true)
@@ -78,11 +92,14 @@ describe.skipIf(why !== null)(titled(`AutoTokenizer (${version('transformers')},
     expect(ours.flat().length).toBeGreaterThan(texts.length)
   })
 
-  it.each(VOCABS)('%s: called without split_special_tokens, transformers differs only where the text spells a special token ([CLS], [MASK], …)', (name, _, absent) => {
-    if (absent) return void console.log(`skipped ${name}: ${absent}`)
-    const {ours, theirs} = results[name]
-    const differ = texts.filter((_, i) => ours[i].join() !== theirs.default[i].join())
-    expect(differ.length).toBeGreaterThan(0)
-    for (const t of differ) expect(t).toMatch(/\[(CLS|SEP|MASK|UNK|PAD)\]/)
-  })
+  it.each(VOCABS)(
+    '%s: called without split_special_tokens, transformers differs only where the text spells a special token ([CLS], [MASK], …)',
+    (name, _, absent) => {
+      if (absent) return void console.log(`skipped ${name}: ${absent}`)
+      const {ours, theirs} = results[name]
+      const differ = texts.filter((_, i) => ours[i].join() !== theirs.default[i].join())
+      expect(differ.length).toBeGreaterThan(0)
+      for (const t of differ) expect(t).toMatch(/\[(CLS|SEP|MASK|UNK|PAD)\]/)
+    },
+  )
 })
