@@ -7,7 +7,8 @@
 // (pytorch_model.bin), and gives span's logits: the full logits of span's own model code on the same
 // ids (max relative error ≤ 1e-5), the start/end logits `span predict squad` writes in
 // nbest_predictions.json, and the labels, tags and choices `span predict` writes (the argmax).
-import {mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+// A copy with one weight renamed is shown to fail the same checks.
+import {cpSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -117,9 +118,17 @@ beforeAll(async () => {
   expect(ex.code, ex.stderr).toBe(0)
   const jobs = Object.values(tasks).map((t) => ({job: 'load', cls: t.cls, dir: t.dir, inputs: t.features, choices: t.choices}))
   jobs.push({job: 'load', cls: 'BertForSequenceClassification', dir: exported, inputs: tasks.glue.features, choices: undefined})
+  jobs.push({
+    job: 'load',
+    cls: 'BertForQuestionAnswering',
+    dir: renamedCopy(tasks.squad.dir, 'qa_outputs.weight', 'qa_outputz.weight'),
+    inputs: tasks.squad.features,
+    choices: undefined,
+  })
   const answers = JSON.parse(python('hf.py', [], JSON.stringify(jobs))) as (typeof hf)[string][]
   for (const t of Object.keys(tasks)) hf[t] = answers.shift()!
   hf.exported = answers.shift()!
+  hf.renamed = answers.shift()!
   for (const [t, v] of Object.entries(tasks)) ours[t] = await spanLogits(t, v.dir, v.features, v.choices)
   const pr = (task: string, args: string[]) => {
     const r = runSpan(['predict', task, '--model', join(tmp, task), ...args])
@@ -132,16 +141,35 @@ beforeAll(async () => {
   predicted.swag = pr('swag', ['--data', swagDev])
 }, 900_000)
 
+/** A copy of a checkpoint with one tensor renamed in model.safetensors' header (a name of the same length: the offsets stay). */
+function renamedCopy(dir: string, from: string, to: string): string {
+  const out = join(tmp, 'renamed')
+  cpSync(dir, out, {recursive: true})
+  const file = join(out, 'model.safetensors')
+  const b = readFileSync(file)
+  const n = Number(b.readBigUInt64LE(0))
+  const header = b.subarray(8, 8 + n).toString('utf8')
+  expect(header).toContain(`"${from}"`)
+  b.write(header.replace(`"${from}"`, `"${to}"`), 8, 'utf8')
+  writeFileSync(file, b)
+  return out
+}
+
 const argmax = (xs: number[]): number => xs.indexOf(Math.max(...xs))
 const theirLogits = (t: string, i: number): number[] => {
   const o = hf[t].outputs[i]
-  return t === 'squad' ? [...o.start, ...o.end] : (o.logits as number[] | number[][]).flat()
+  return t === 'squad' || t === 'renamed' ? [...o.start, ...o.end] : (o.logits as number[] | number[][]).flat()
 }
 
 describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}) head classes on span's fine-tuned checkpoints`, why), () => {
   it.each(['squad', 'glue', 'ner', 'swag'])("%s: loads with no missing, unexpected or mismatched key and gives span's logits", (t) => {
     expect(hf[t].info).toEqual({missing_keys: [], unexpected_keys: [], mismatched_keys: []})
     tasks[t].features.forEach((_, i) => expect(maxRel(ours[t][i], theirLogits(t, i))).toBeLessThanOrEqual(1e-5))
+  })
+
+  it('a renamed weight (qa_outputs.weight → qa_outputz.weight) shows: missing and unexpected, and other logits', () => {
+    expect(hf.renamed.info).toEqual({missing_keys: ['qa_outputs.weight'], unexpected_keys: ['qa_outputz.weight'], mismatched_keys: []})
+    expect(maxRel(ours.squad[0], theirLogits('renamed', 0))).toBeGreaterThan(1e-3)
   })
 
   it('glue: span export --format pytorch loads the same, with the same logits', () => {

@@ -3,10 +3,11 @@
 // initial value), base and large freshly initialised and saved by the same code (training them is
 // minutes for nothing more: the checkpoint format is the same). For each: AutoModel gives
 // `span encode`'s hidden states, BertForPreTraining's MLM logits are span's (the full [T, V]
-// logits of every position from span's own model code, and `span fill --head mlm`'s top 5 and
-// their log-probabilities), and the only keys transformers does not find or does not use are the
+// logits of every position from span's own model code, and for the trained ones `span fill
+// --head mlm`'s top 5 and their log-probabilities), and the only keys transformers does not find or does not use are the
 // heads span does not have (NSP) and the one transformers cannot represent (SBO,
-// cls.pair_target_predictions.*); BertForMaskedLM and AutoModel miss nothing. Relative error:
+// cls.pair_target_predictions.*); BertForMaskedLM and AutoModel miss nothing. The suite
+// loads base and large several times (about 1.3 GB each for large): its cost is mostly there. Relative error:
 // max |span − transformers| / max |transformers| over the whole tensor (fp32 on both sides).
 // The Python side: test/interop/py/hf.py in the venv of tools/interop-env.sh (skipped without it).
 import {mkdtempSync, readFileSync} from 'node:fs'
@@ -47,17 +48,20 @@ const fills: Record<string, {text: string; score: number}[]> = {}
 const hf: Record<string, {base: Loaded; pre: Loaded; mlm?: Loaded}> = {}
 let inputs: Input[] = []
 
-/** span's MLM logits [T, V] of every position of one input, from its own model code. */
-async function spanLogits(dir: string, x: Input): Promise<number[][]> {
+/** span's MLM logits [T, V] of every position of each input, from its own model code (one load). */
+async function spanLogits(dir: string, xs: Input[]): Promise<number[][][]> {
   const {model} = await loadCheckpoint(dir)
-  const T = x.ids.length
-  const out = tf.tidy(() => {
-    const h = model.encoder.forward(tf.tensor2d([x.ids], [1, T], 'int32'), tf.tensor2d([x.segments], [1, T], 'int32'), tf.ones([1, T]) as tf.Tensor2D, EVAL) // [1, T, H]
-    const mlm = (model as unknown as {mlm: {forward: (h: tf.Tensor2D, p: tf.Tensor1D, d: unknown) => tf.Tensor2D}}).mlm
-    return mlm.forward(h.reshape([T, model.config.hidden_size]), tf.range(0, T, 1, 'int32') as tf.Tensor1D, decoderWeight(model.params)) // [T, V]
+  const mlm = (model as unknown as {mlm: {forward: (h: tf.Tensor2D, p: tf.Tensor1D, d: unknown) => tf.Tensor2D}}).mlm
+  const rows = xs.map((x) => {
+    const T = x.ids.length
+    const out = tf.tidy(() => {
+      const h = model.encoder.forward(tf.tensor2d([x.ids], [1, T], 'int32'), tf.tensor2d([x.segments], [1, T], 'int32'), tf.ones([1, T]) as tf.Tensor2D, EVAL) // [1, T, H]
+      return mlm.forward(h.reshape([T, model.config.hidden_size]), tf.range(0, T, 1, 'int32') as tf.Tensor1D, decoderWeight(model.params)) // [T, V]
+    })
+    const v = out.arraySync()
+    out.dispose()
+    return v
   })
-  const rows = out.arraySync()
-  out.dispose()
   model.dispose()
   return rows
 }
@@ -114,11 +118,12 @@ beforeAll(async () => {
     const e = runSpan(['encode', dev, '--model', ckpt[p], '--precision', '9'])
     expect(e.code, e.stderr).toBe(0)
     encoded[p] = hiddenOf(e.stdout)
-    logits[p] = []
-    for (const x of inputs) logits[p].push(await spanLogits(ckpt[p], x))
-    const f = runSpan(['fill', '--model', ckpt[p], '--head', 'mlm', '--k', '5'], {input: FILL + '\n'})
-    expect(f.code, f.stderr).toBe(0)
-    fills[p] = (JSON.parse(f.stdout) as {spans: {fills: {text: string; score: number}[]}[]}).spans[0].fills
+    logits[p] = await spanLogits(ckpt[p], inputs)
+    if (TRAINED.includes(p)) {
+      const f = runSpan(['fill', '--model', ckpt[p], '--head', 'mlm', '--k', '5'], {input: FILL + '\n'})
+      expect(f.code, f.stderr).toBe(0)
+      fills[p] = (JSON.parse(f.stdout) as {spans: {fills: {text: string; score: number}[]}[]}).spans[0].fills
+    }
     jobs.push({job: 'load', cls: 'BertModel', dir: ckpt[p], inputs})
     jobs.push({job: 'load', cls: 'BertForPreTraining', dir: ckpt[p], inputs: [...inputs, {ids: fillIds, segments: fillIds.map(() => 0)}]})
     if (p === 'tiny') jobs.push({job: 'load', cls: 'BertForMaskedLM', dir: ckpt[p], inputs: []})
@@ -148,7 +153,7 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, 
     inputs.forEach((_, i) => expect(maxRel(logits[p][i], outputs[i].mlm!)).toBeLessThanOrEqual(1e-5))
   })
 
-  it.each(PRESETS)('%s: span fill --head mlm gives the top 5 tokens and log-probabilities transformers gives', (p) => {
+  it.each(TRAINED)('%s: span fill --head mlm gives the top 5 tokens and log-probabilities transformers gives', (p) => {
     const row = hf[p].pre.outputs[inputs.length].mlm![1 + FILL.split(' ').indexOf('[MASK]')] // [V]
     const max = Math.max(...row)
     const lse = max + Math.log(row.reduce((s, v) => s + Math.exp(v - max), 0))
@@ -162,10 +167,10 @@ describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, 
     fills[p].forEach((f, i) => expect(Math.abs(f.score - top[i].lp)).toBeLessThan(1e-4)) // fill prints 4 decimals
   })
 
-  it("BertForMaskedLM loads tiny's encoder and MLM head whole: nothing missing, only the SBO head unused", () => {
+  it("BertForMaskedLM loads tiny's encoder and MLM head whole: nothing missing, only the SBO head and the pooler (it has none) unused", () => {
     const {info} = hf.tiny.mlm!
     expect(info.missing_keys).toEqual([])
     expect(info.mismatched_keys).toEqual([])
-    expect(info.unexpected_keys.every((k) => k.startsWith('cls.pair_target_predictions.'))).toBe(true)
+    expect(info.unexpected_keys.filter((k) => !k.startsWith('cls.pair_target_predictions.'))).toEqual(['bert.pooler.dense.bias', 'bert.pooler.dense.weight'])
   })
 })
