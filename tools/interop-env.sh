@@ -8,6 +8,9 @@
 #   tools/interop-env.sh            # or: npm run interop
 #   tools/interop-env.sh --path     # print the venv's folder only (test/helpers/interop.ts computes the same)
 # SPAN_INTEROP_CACHE: the cache folder (default ${XDG_CACHE_HOME:-~/.cache}/span-interop).
+# The skip path, with a fresh cache and pip pointed nowhere (no config, no find-links, a dead index):
+#   SPAN_INTEROP_CACHE=/tmp/x PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_INDEX_URL=file:///nonexistent \
+#     PIP_EXTRA_INDEX_URL= tools/interop-env.sh    # one "not installed (pip: ERROR: ...)" line per package
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 req=$here/tools/interop-requirements.txt
