@@ -1,0 +1,176 @@
+// Hugging Face transformers reads span's pre-training checkpoints of every preset (issue 34): tiny,
+// mini, small and medium as `span pretrain` writes them after 2 steps (so no weight is still at its
+// initial value), base and large freshly initialised and saved by the same code (training them is
+// minutes for nothing more: the checkpoint format is the same). For each: AutoModel gives
+// `span encode`'s hidden states, BertForPreTraining's MLM logits are span's (the full [T, V]
+// logits of every position from span's own model code, and for the trained ones `span fill
+// --head mlm`'s top 5 and their log-probabilities), and the only keys transformers does not find or does not use are the
+// heads span does not have (NSP) and the one transformers cannot represent (SBO,
+// cls.pair_target_predictions.*); BertForMaskedLM and AutoModel miss nothing. The suite
+// loads base and large several times (about 1.3 GB each for large): its cost is mostly there. Relative error:
+// max |span − transformers| / max |transformers| over the whole tensor (fp32 on both sides).
+// The Python side: test/interop/py/hf.py in the venv of tools/interop-env.sh (skipped without it).
+import {mkdtempSync, readFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import * as tf from '@tensorflow/tfjs'
+import {beforeAll, describe, expect, it} from 'vitest'
+import {lacking, python, titled, version} from '../helpers/interop.js'
+import {runSpan} from '../helpers/spawn.js'
+import {initBackend} from '../../src/core/engine/index.js'
+import {loadCheckpoint, saveCheckpoint} from '../../src/core/model/checkpoint.js'
+import {type PresetName, presetConfig} from '../../src/core/model/config.js'
+import {decoderWeight} from '../../src/core/model/heads.js'
+import {EVAL} from '../../src/core/model/layers.js'
+import {SpanBertForPreTraining} from '../../src/core/model/pretraining.js'
+import {fixtureVocab, writeBlocks} from '../core/train/helpers.js'
+import {hiddenOf, maxRel} from './compare.js'
+
+const why = lacking('torch', 'transformers', 'safetensors')
+const TRAINED: PresetName[] = ['tiny', 'mini', 'small', 'medium']
+const INITIALISED: PresetName[] = ['base', 'large']
+const PRESETS = [...TRAINED, ...INITIALISED]
+const tmp = mkdtempSync(join(tmpdir(), 'span-interop-presets-'))
+const FILL = 'the cat [MASK] on the mat .'
+
+interface Input {
+  ids: number[]
+  segments: number[]
+}
+interface Loaded {
+  info: {missing_keys: string[]; unexpected_keys: string[]; mismatched_keys: string[]}
+  outputs: {hidden?: number[][]; mlm?: number[][]}[]
+}
+const ckpt: Record<string, string> = {}
+const encoded: Record<string, number[][][]> = {} // preset → per input [T, H]
+const logits: Record<string, number[][][]> = {} // preset → per input [T, V]
+const fills: Record<string, {text: string; score: number}[]> = {}
+const hf: Record<string, {base: Loaded; pre: Loaded; mlm?: Loaded}> = {}
+let inputs: Input[] = []
+
+/** span's MLM logits [T, V] of every position of each input, from its own model code (one load). */
+async function spanLogits(dir: string, xs: Input[]): Promise<number[][][]> {
+  const {model} = await loadCheckpoint(dir)
+  const mlm = (model as unknown as {mlm: {forward: (h: tf.Tensor2D, p: tf.Tensor1D, d: unknown) => tf.Tensor2D}}).mlm
+  const rows = xs.map((x) => {
+    const T = x.ids.length
+    const out = tf.tidy(() => {
+      const h = model.encoder.forward(tf.tensor2d([x.ids], [1, T], 'int32'), tf.tensor2d([x.segments], [1, T], 'int32'), tf.ones([1, T]) as tf.Tensor2D, EVAL) // [1, T, H]
+      return mlm.forward(h.reshape([T, model.config.hidden_size]), tf.range(0, T, 1, 'int32') as tf.Tensor1D, decoderWeight(model.params)) // [T, V]
+    })
+    const v = out.arraySync()
+    out.dispose()
+    return v
+  })
+  model.dispose()
+  return rows
+}
+
+/** A checkpoint of each preset: `span pretrain` 2 steps, or initialised and saved (base, large). */
+async function makeCheckpoints(train: string): Promise<void> {
+  for (const p of TRAINED) {
+    const run = join(tmp, p)
+    const r = runSpan([
+      'pretrain',
+      train,
+      '--preset',
+      p,
+      '--max-steps',
+      '2',
+      '--batch-size',
+      '2',
+      '--seed',
+      '3',
+      '--lr',
+      '1e-3',
+      '--log-every',
+      '2',
+      '--out',
+      run,
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    ckpt[p] = join(run, 'checkpoint-2')
+  }
+  for (const p of INITIALISED) {
+    const model = SpanBertForPreTraining.init(presetConfig(p, fixtureVocab.tokens.length), 5)
+    ckpt[p] = join(tmp, p)
+    await saveCheckpoint(ckpt[p], model, fixtureVocab.info.path)
+    model.dispose()
+  }
+}
+
+beforeAll(async () => {
+  if (why) return
+  await initBackend('auto', {}, () => {})
+  const train = join(tmp, 'train.ndjson')
+  const dev = join(tmp, 'dev.ndjson')
+  writeBlocks(train, 8, 1)
+  writeBlocks(dev, 2, 2, true) // sentence pairs: token types 0 and 1
+  inputs = readFileSync(dev, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as Input)
+  await makeCheckpoints(train)
+  const fillIds = [fixtureVocab.special.cls, ...FILL.split(' ').map((w) => fixtureVocab.tokens.indexOf(w)), fixtureVocab.special.sep]
+  const jobs = []
+  for (const p of PRESETS) {
+    const e = runSpan(['encode', dev, '--model', ckpt[p], '--precision', '9'])
+    expect(e.code, e.stderr).toBe(0)
+    encoded[p] = hiddenOf(e.stdout)
+    logits[p] = await spanLogits(ckpt[p], inputs)
+    if (TRAINED.includes(p)) {
+      const f = runSpan(['fill', '--model', ckpt[p], '--head', 'mlm', '--k', '5'], {input: FILL + '\n'})
+      expect(f.code, f.stderr).toBe(0)
+      fills[p] = (JSON.parse(f.stdout) as {spans: {fills: {text: string; score: number}[]}[]}).spans[0].fills
+    }
+    jobs.push({job: 'load', cls: 'BertModel', dir: ckpt[p], inputs})
+    jobs.push({job: 'load', cls: 'BertForPreTraining', dir: ckpt[p], inputs: [...inputs, {ids: fillIds, segments: fillIds.map(() => 0)}]})
+    if (p === 'tiny') jobs.push({job: 'load', cls: 'BertForMaskedLM', dir: ckpt[p], inputs: []})
+  }
+  const answers = JSON.parse(python('hf.py', [], JSON.stringify(jobs))) as Loaded[]
+  for (const p of PRESETS) hf[p] = {base: answers.shift()!, pre: answers.shift()!, ...(p === 'tiny' ? {mlm: answers.shift()!} : {})}
+}, 1_200_000)
+
+describe.skipIf(why !== null)(titled(`transformers (${version('transformers')}, ${version('torch')}) on span's pre-training checkpoints`, why), () => {
+  it.each(PRESETS)("%s: AutoModel gives span encode's hidden states (max relative error ≤ 1e-5)", (p) => {
+    expect(hf[p].base.info).toEqual({missing_keys: [], unexpected_keys: expect.any(Array), mismatched_keys: []})
+    expect(hf[p].base.info.unexpected_keys.every((k) => k.startsWith('cls.'))).toBe(true) // the heads, which BertModel has not
+    inputs.forEach((_, i) => {
+      const ours = encoded[p][i]
+      const theirs = hf[p].base.outputs[i].hidden!
+      expect(ours.length).toBe(theirs.length)
+      expect(maxRel(ours, theirs)).toBeLessThanOrEqual(1e-5)
+    })
+  })
+
+  it.each(PRESETS)("%s: BertForPreTraining's MLM logits are span's; only NSP (span has none) is missing and only SBO unused", (p) => {
+    const {info, outputs} = hf[p].pre
+    expect(info.missing_keys).toEqual(['cls.seq_relationship.bias', 'cls.seq_relationship.weight'])
+    expect(info.unexpected_keys.length).toBeGreaterThan(0)
+    expect(info.unexpected_keys.every((k) => k.startsWith('cls.pair_target_predictions.'))).toBe(true)
+    expect(info.mismatched_keys).toEqual([])
+    inputs.forEach((_, i) => expect(maxRel(logits[p][i], outputs[i].mlm!)).toBeLessThanOrEqual(1e-5))
+  })
+
+  it.each(TRAINED)('%s: span fill --head mlm gives the top 5 tokens and log-probabilities transformers gives', (p) => {
+    const row = hf[p].pre.outputs[inputs.length].mlm![1 + FILL.split(' ').indexOf('[MASK]')] // [V]
+    const max = Math.max(...row)
+    const lse = max + Math.log(row.reduce((s, v) => s + Math.exp(v - max), 0))
+    const banned = new Set(Object.values(fixtureVocab.special)) // fill never proposes [PAD], [UNK], [CLS], [SEP], [MASK]
+    const top = row
+      .map((v, id) => ({id, lp: v - lse}))
+      .filter((t) => !banned.has(t.id))
+      .sort((a, b) => b.lp - a.lp)
+      .slice(0, 5)
+    expect(fills[p].map((f) => f.text)).toEqual(top.map((t) => fixtureVocab.tokens[t.id].replace(/^##/, '')))
+    fills[p].forEach((f, i) => expect(Math.abs(f.score - top[i].lp)).toBeLessThan(1e-4)) // fill prints 4 decimals
+  })
+
+  it("BertForMaskedLM loads tiny's encoder and MLM head whole: nothing missing, only the SBO head and the pooler (it has none) unused", () => {
+    const {info} = hf.tiny.mlm!
+    expect(info.missing_keys).toEqual([])
+    expect(info.mismatched_keys).toEqual([])
+    expect(info.unexpected_keys.filter((k) => !k.startsWith('cls.pair_target_predictions.'))).toEqual(['bert.pooler.dense.bias', 'bert.pooler.dense.weight'])
+  })
+})
