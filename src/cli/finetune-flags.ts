@@ -4,7 +4,7 @@ import {numberFlag, stdoutStream, unblockStdout} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {MAX_BATCH} from './limits.js'
 import {type BackendOptions, backendPrecision} from '../core/engine/backend.js'
-import {checkpointVocab, isCheckpoint, recoverRun} from '../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint, recoverRun, verifyManifest} from '../core/model/checkpoint.js'
 import {PRESETS} from '../core/model/config.js'
 import {launchRank} from '../core/dist/launch.js'
 import {holdsLock, lockDir} from '../core/util/lock.js'
@@ -204,24 +204,35 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
   const run = takenOnce(planned)
   PLANNED.set(f, run)
   try {
-    if (resume) {
-      const dir = await resumeDir(resume, TRAINER_STATE_FILE)
-      if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
-      const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
-      const saved = await readFinetuneConfig(dir)
-      settleResumed(f, typed, saved, dir, Object.keys(defs))
-      INHERITED.set(
-        f,
-        ['device', 'precision'].filter((k) => !typed.has(k) && saved[k] != null),
-      )
-      const missing = required.find((k) => f[k] === undefined)
-      if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
-    }
+    if (resume) await settleResume(parsed, defs, resume, task, required)
   } catch (err) {
     run.release()
     throw err
   }
   return {flags: parsed.flags as F & {[K in R]-?: NonNullable<F[K]>} & {out: string}, lock: run}
+}
+
+/** A resumed run's flags: its checkpoint checked (manifest), its saved finetune_config.json filling every flag not typed (settleResumed). */
+async function settleResume(
+  parsed: Parsed<Record<string, unknown>>,
+  defs: Record<string, unknown>,
+  resume: string,
+  task: string,
+  required: string[],
+): Promise<void> {
+  const f = parsed.flags
+  const dir = await resumeDir(resume, TRAINER_STATE_FILE)
+  if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
+  await verifyManifest(dir) // refuses a checkpoint that no single save wrote (a truncated trainer_state.json), before anything else is read
+  const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
+  const saved = await readFinetuneConfig(dir)
+  settleResumed(f, typed, saved, dir, Object.keys(defs))
+  INHERITED.set(
+    f,
+    ['device', 'precision'].filter((k) => !typed.has(k) && saved[k] != null),
+  )
+  const missing = required.find((k) => f[k] === undefined)
+  if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
 }
 
 /** A new run names its data and its model (--init or --preset): usage errors, before anything is read. */
