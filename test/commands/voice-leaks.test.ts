@@ -22,9 +22,7 @@ const LEAKS = /Invalid or unexpected token|Cannot find module|WARNING|Hi, looks 
 
 /** One line on stderr (besides the run's own progress lines) matching `re`, and the exit code. */
 function oneLine(r: Run, code: number, re: RegExp): void {
-  const lines = r.stderr
-    .split('\n')
-    .filter((l) => l !== '' && !/^span [a-z ]+: (config|model|memory plan|effective batch|\d+ [a-z])|^(pre|fine)/.test(l))
+  const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^span [a-z ]+: (config|model|memory plan|effective batch|\d+ [a-z])|^(pre|fine)/.test(l))
   expect(lines, r.stderr).toHaveLength(1)
   expect(lines[0]).toMatch(re)
   expect(r.stderr).not.toMatch(LEAKS)
