@@ -1,6 +1,17 @@
 #!/usr/bin/env node
-import {run} from '@oclif/core'
-import {reportEscaped} from '../dist/cli/fatal.js'
+
+// A working directory removed under the shell: oclif would print its own "WARNING: current
+// directory does not exist" as it loads, and every relative path would fail without naming
+// itself. Said once in span's voice, before oclif loads, exit 1 (README "Exit codes").
+try {
+  process.cwd()
+} catch (err) {
+  if (err?.code !== 'ENOENT') throw err
+  process.stderr.write('span: the working directory no longer exists (removed while in use): cd to a directory that exists and run span again\n')
+  process.exit(1)
+}
+const {run} = await import('@oclif/core')
+const {reportEscaped} = await import('../dist/cli/fatal.js')
 
 /**
  * Waits until stdout has written what is buffered (a pipe on macOS is asynchronous). Not oclif's

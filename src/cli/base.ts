@@ -3,13 +3,14 @@ import {createWriteStream} from 'node:fs'
 import {open, rename, rm, stat} from 'node:fs/promises'
 import type {Writable} from 'node:stream'
 import {LineWriter, PipeClosed, SpanError, isPipeClosed} from '../core/stream/index.js'
-import {UsageError, internalError, oneLine} from '../core/util/errors.js'
+import {UsageError, oneLine} from '../core/util/errors.js'
 import {type FlagTable, parseErrorLine} from './voice.js'
 import {BINARY_MODES, setMaxLineMb} from '../core/stream/bytelines.js'
 import {fsyncPath} from '../core/util/atomic.js'
 import {lockDir, releaseAllLocks} from '../core/util/lock.js'
+import {launchRank} from '../core/util/launch.js'
 import {outputTarget, refuseSharedPaths} from '../core/util/target.js'
-import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno, isStringTooLong} from '../core/util/fs-errors.js'
+import {type ErrnoError, describeFsError, errorLine, fsError, isErrno} from '../core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
 
@@ -159,6 +160,9 @@ export async function openOutput(path: string, onFail?: (err: Error) => void): P
   }
 }
 
+/** How long a rank other than 0 keeps a usage error to itself: rank 0 says it, and the launcher then ends this rank. */
+const RANK_QUIET_MS = 5000
+
 /** A flag error (oclif's parser, or a flag's own parse function): a usage error, exit 2. */
 function isUsageError(err: Error & {parse?: unknown}): boolean {
   return (
@@ -190,12 +194,9 @@ export abstract class SpanCommand extends Command {
       const args = Object.entries(ctor.args ?? {}).map(([name, a]) => ({name, description: a.description}))
       return this.fail(parseErrorLine(err.message, ctor.flags ?? {}, args) ?? `${joinLines(err.message)} (see span ${this.name()} --help)`, 2)
     }
-    if (err instanceof SpanError) return this.fail(err.message, err.exitCode)
-    if (isErrno(err)) return this.fail(describeFsError(err as ErrnoError), 1)
-    if (isAllocationError(err)) return this.fail(`out of memory: ${err.message} (a model or input too large for this machine?)`, 1)
-    if (isStringTooLong(err)) return this.fail('an input too large to read as one string (over 512 MB): a file or line this command holds whole', 1)
     if ((err as Error).name === 'ExitError') return super.catch(err) // this.exit(n)
-    return this.fail(internalError(err), 1)
+    const line = errorLine(err)
+    return this.fail(line.message, line.exitCode)
   }
 
   /** Whatever the outcome, no lock of this command outlives it (in-process runs, tests, a failure after locking). */
@@ -209,7 +210,7 @@ export abstract class SpanCommand extends Command {
   private async checkStdout(err: Error | undefined): Promise<void> {
     const failure = await settleStdout()
     if (!failure || (err !== undefined && !isPipeClosed(err)) || (process.exitCode ?? 0) !== 0) return // its error is said
-    this.fail(isErrno(failure) ? describeFsError(failure as ErrnoError, 'stdout') : `stdout: ${failure.message}`, 1)
+    await this.fail(isErrno(failure) ? describeFsError(failure as ErrnoError, 'stdout') : `stdout: ${failure.message}`, 1)
   }
 
   /** Parses as oclif does, then applies the flags every stream reader shares (--max-line-mb). */
@@ -226,6 +227,8 @@ export abstract class SpanCommand extends Command {
         `give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`,
       )
     }
+    const huge = parsed.raw.find((t) => t.type === 'flag' && /^[-+]?\d+$/.test(t.input.trim()) && !Number.isSafeInteger(Number(t.input)))
+    if (huge?.type === 'flag') throw new UsageError(`--${huge.flag}: ${huge.input} is past the largest exact integer (${Number.MAX_SAFE_INTEGER})`)
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
     await refuseSharedPaths(this.id, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // outputs: one file each, never an input
@@ -236,10 +239,17 @@ export abstract class SpanCommand extends Command {
     return this.id ? this.id.replaceAll(':', ' ') : ''
   }
 
-  /** The one place an error is printed: one line, control characters escaped (README "Exit codes"). */
-  private fail(message: string, code: number): void {
-    process.stderr.write(oneLine(`${this.id ? `span ${this.name()}` : 'span'}: ${message}`) + '\n')
+  /**
+   * The one place an error is printed: one line, control characters escaped (README "Exit codes").
+   * A usage error comes from the command line, which a data-parallel launcher gives every rank
+   * alike: rank 0 says it, and the launcher ends the other ranks, which wait (RANK_QUIET_MS) before
+   * saying it themselves (one line for the job, not one per rank; still one where only this rank's
+   * command line was wrong).
+   */
+  private async fail(message: string, code: number): Promise<void> {
     process.exitCode = code
+    if (code === 2 && launchRank() > 0) await new Promise((resolve) => setTimeout(resolve, RANK_QUIET_MS))
+    process.stderr.write(oneLine(`${this.id ? `span ${this.name()}` : 'span'}: ${message}`) + '\n')
   }
 
   private quietExit(): void {

@@ -4,8 +4,9 @@ import {numberFlag, stdoutStream, unblockStdout} from './base.js'
 import {backendFlags} from './backend-flags.js'
 import {lossScaleFlags} from './loss-scale-flags.js'
 import {LOSS_SCALE_DEFAULTS} from '../core/train/loss-scale.js'
+import {MAX_BATCH} from './limits.js'
 import {type BackendOptions, backendPrecision} from '../core/engine/backend.js'
-import {checkpointVocab, isCheckpoint, recoverRun} from '../core/model/checkpoint.js'
+import {checkpointVocab, isCheckpoint, recoverRun, verifyManifest} from '../core/model/checkpoint.js'
 import {PRESETS} from '../core/model/config.js'
 import {launchRank} from '../core/util/launch.js'
 import {holdsLock, lockDir} from '../core/util/lock.js'
@@ -21,7 +22,7 @@ import {openScalars} from '../core/train/metrics.js'
 import {patientMetrics} from '../core/train/metrics-out.js'
 import {signalExitCode} from '../core/train/signals.js'
 import {makeProgress} from '../core/train/progress.js'
-import {modelDir, openRunDir, realPathOf, resumeDir, runDirOf} from '../core/train/run-dir.js'
+import {type PlannedRunDir, type RunDir, modelDir, planRunDir, realPathOf, resumeDir, runDirOf} from '../core/train/run-dir.js'
 import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
 
@@ -51,8 +52,8 @@ export function finetuneFlags(d: {lr: number; maxLen: number; minLen: number; un
     'weight-decay': numberFlag('AdamW decoupled weight decay', {default: 0.01, min: 0}),
     clip: numberFlag('gradient clipping: largest global L2 norm (0: off)', {default: 1.0, min: 0}),
     epochs: Flags.integer({description: 'passes over the training set', default: 3, min: 1}),
-    'batch-size': Flags.integer({description: `${d.unit}s per micro-batch (and per inference batch)`, default: 32, min: 1}),
-    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1}),
+    'batch-size': Flags.integer({description: `${d.unit}s per micro-batch (and per inference batch)`, default: 32, min: 1, max: MAX_BATCH}),
+    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', default: 1, min: 1, max: MAX_BATCH}),
     seed: Flags.integer({description: 'seed of the new layers, the order and dropout', default: 1, min: 0}),
     ...backendFlags(),
     ...lossScaleFlags(true),
@@ -147,6 +148,8 @@ export async function runLoop<U, B>(
     checkResumeConfig(saved, c as unknown as Given, src.resume, fixed)
     checkResumeData(saved, c, src.resume)
   }
+  const planned = PLANNED.get(f)
+  if (planned) f.out = c.out = (await planned.open()).out // every input read and checked: now the run directory is made, locked and named
   const lock = holdsLock(String(f.out)) ? null : await lockRun(String(f.out), log) // every task's --out is locked
   const metrics = metricsLoss(log, String(f.out)) // a full stdout: training goes on to its checkpoint, then exit 1 (as pretrain)
   unblockStdout() // the metrics never hold the loop (a stop signal is seen at its step)
@@ -180,9 +183,10 @@ const RUN_CONTROL = new Set(['backend', 'threads', 'precision', 'log-every', 'ev
 const NOT_SAVED = new Set(['resume', 'stop-at', 'out', 'tensorboard', 'init', 'preset', 'cased', 'uncased'])
 
 /**
- * What every `finetune TASK` does first: a new run needs `required`; the run directory (--out,
- * the resumed run's, or a fresh default one) is checked, locked and repaired (openRunDir) before
- * --resume picks its checkpoint; then a resumed run's saved finetune_config.json supplies every
+ * What every `finetune TASK` does first: a new run needs `required` and a model (--init or
+ * --preset); the run directory (--out, the resumed run's, or a fresh default one) is checked, and
+ * made, locked and named by runLoop once every input is read (planRunDir; a resumed run's is
+ * locked and repaired now, before --resume picks its checkpoint); then a resumed run's saved finetune_config.json supplies every
  * flag the user did not type (a typed one must agree, or is refused in one line: settleResumed).
  */
 export async function openRun<F extends Record<string, unknown>, R extends keyof F & string>(
@@ -194,37 +198,64 @@ export async function openRun<F extends Record<string, unknown>, R extends keyof
 ): Promise<{flags: F & {[K in R]-?: NonNullable<F[K]>} & {out: string}; lock: {release(): void}}> {
   const f = parsed.flags as Record<string, unknown>
   const resume = f.resume === undefined ? null : String(f.resume)
-  if (!resume)
-    for (const k of required)
-      if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
-  const run = await openRunDir({
+  if (!resume) checkNewRun(f, required)
+  const planned = await planRunDir({
     out: f.out === undefined ? (resume ? runDirOf(resume) : undefined) : String(f.out),
     kind: `finetune-${task}`,
     resume,
     init: resume || f.init === undefined ? null : String(f.init),
     log,
   })
-  f.out = run.out
+  f.out = planned.out
+  const run = takenOnce(planned)
+  PLANNED.set(f, run)
   try {
-    if (resume) {
-      const dir = await resumeDir(resume, TRAINER_STATE_FILE)
-      if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
-      const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
-      const saved = await readFinetuneConfig(dir)
-      settleResumed(f, typed, saved, dir, Object.keys(defs))
-      INHERITED.set(
-        f,
-        ['device', 'precision'].filter((k) => !typed.has(k) && saved[k] != null),
-      )
-      const missing = required.find((k) => f[k] === undefined)
-      if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
-    }
+    if (resume) await settleResume(parsed, defs, resume, task, required)
   } catch (err) {
     run.release()
     throw err
   }
   return {flags: parsed.flags as F & {[K in R]-?: NonNullable<F[K]>} & {out: string}, lock: run}
 }
+
+/** A resumed run's flags: its checkpoint checked (manifest), its saved finetune_config.json filling every flag not typed (settleResumed). */
+async function settleResume(
+  parsed: Parsed<Record<string, unknown>>,
+  defs: Record<string, unknown>,
+  resume: string,
+  task: string,
+  required: string[],
+): Promise<void> {
+  const f = parsed.flags
+  const dir = await resumeDir(resume, TRAINER_STATE_FILE)
+  if (!(await isCheckpoint(dir))) throw new SpanError(`${resume}: no checkpoint to resume from`)
+  await verifyManifest(dir) // refuses a checkpoint that no single save wrote (a truncated trainer_state.json), before anything else is read
+  const typed = new Set(parsed.raw.filter((t) => t.type === 'flag').map((t) => String(t.flag)))
+  const saved = await readFinetuneConfig(dir)
+  settleResumed(f, typed, saved, dir, Object.keys(defs))
+  INHERITED.set(
+    f,
+    ['device', 'precision'].filter((k) => !typed.has(k) && saved[k] != null),
+  )
+  const missing = required.find((k) => f[k] === undefined)
+  if (missing) throw new SpanError(`${dir}: no --${missing} saved (not a span finetune ${task} checkpoint?); give --${missing}`)
+}
+
+/** A new run names its data and its model (--init or --preset): usage errors, before anything is read. */
+function checkNewRun(f: Given, required: string[]): void {
+  for (const k of required)
+    if (f[k] === undefined) throw new SpanError(`missing --${k}: ${REQUIRED_WHY[k] ?? 'needed by a new run'} (or --resume DIR to continue a run)`, 2)
+  if (f.init === undefined && f.preset === undefined) throw new UsageError('give --init CHECKPOINT (or --preset NAME for a randomly initialised model)')
+}
+
+/** A planned run directory taken at the first open() (later ones return it); release() frees it if taken. */
+function takenOnce(planned: PlannedRunDir): {open(): Promise<RunDir>; release(): void} {
+  let taken: RunDir | null = null
+  return {release: () => taken?.release(), open: async () => (taken ??= await planned.open())}
+}
+
+/** Per parsed flags: the run directory openRun checked, taken by runLoop once the run's inputs are read (planRunDir). */
+const PLANNED = new WeakMap<object, {open(): Promise<RunDir>; release(): void}>()
 
 /** Per parsed flags of a resumed run: the backend settings its saved config gave, not typed (backend.ts BackendOptions.inherited). */
 const INHERITED = new WeakMap<object, string[]>()
@@ -310,7 +341,7 @@ export function predictFlags(task: string, unit: string) {
     vocab: Flags.string({description: 'vocabulary file, for a checkpoint without vocab.txt'}),
     data: Flags.string({description: 'the data to predict', required: true}),
     'max-len': Flags.integer({description: `tokens per ${unit} (default: the model's fine-tuning setting)`, min: 4}),
-    'batch-size': Flags.integer({description: `${unit}s per forward pass`, default: 32, min: 1}),
+    'batch-size': Flags.integer({description: `${unit}s per forward pass`, default: 32, min: 1, max: MAX_BATCH}),
     ...backendFlags(),
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {SpanCommand, ioFlags} from '../cli/base.js'
 import {backendFlagsNoPrecision} from '../cli/backend-flags.js'
+import {MAX_BATCH} from '../cli/limits.js'
 import {type BackendChoice, initBackend} from '../core/engine/backend.js'
 import {loadCheckpoint} from '../core/model/checkpoint.js'
 import {modelDir} from '../core/train/run-dir.js'
@@ -34,7 +35,7 @@ bf16: other commands call it --precision). A "doc" field is passed through.`
     spans: Flags.boolean({description: 'one vector per span of each record\'s "spans" field', default: false}),
     'span-pool': Flags.string({description: 'span vector: endpoints [h(start); h(end)], mean or max over the span', options: ['endpoints', 'mean', 'max'], default: 'endpoints'}),
     layers: Flags.string({description: 'hidden states to concatenate per token (0 = embeddings, -1 = last layer)', default: '-1'}),
-    'batch-size': Flags.integer({description: 'sequences per forward pass', default: 32, min: 1}),
+    'batch-size': Flags.integer({description: 'sequences per forward pass', default: 32, min: 1, max: MAX_BATCH}),
     precision: Flags.integer({description: 'significant digits of each number', default: 6, min: 1, max: 17}),
     ...backendFlagsNoPrecision(),
   }

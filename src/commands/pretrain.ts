@@ -3,6 +3,7 @@ import {SpanCommand, ioFlags, numberFlag, unblockStdout} from '../cli/base.js'
 import {backendFlags} from '../cli/backend-flags.js'
 import {lossScaleFlags} from '../cli/loss-scale-flags.js'
 import {batchFlags} from '../cli/batch-flags.js'
+import {MAX_BATCH} from '../cli/limits.js'
 import {PRESETS} from '../core/model/config.js'
 import {MASK_SCHEMES} from '../core/data/mask.js'
 import {SpanError, UsageError} from '../core/stream/errors.js'
@@ -11,7 +12,7 @@ import {resolvePretrainRun} from '../core/train/config.js'
 import {pretrain} from '../core/train/loop.js'
 import {patientMetrics} from '../core/train/metrics-out.js'
 import {makeProgress} from '../core/train/progress.js'
-import {modelDir, openRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
+import {type RunDir, modelDir, planRunDir, resumeDir, runDirOf} from '../core/train/run-dir.js'
 import {signalExitCode} from '../core/train/signals.js'
 import {TRAINER_STATE_FILE} from '../core/train/state.js'
 import {metricsLoss} from '../core/util/fs-errors.js'
@@ -63,7 +64,7 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     'weight-decay': numberFlag('AdamW decoupled weight decay'),
     clip: numberFlag('gradient clipping: largest global L2 norm (0: off)'),
     ...batchFlags(),
-    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1}),
+    accumulate: Flags.integer({description: 'micro-batches whose gradients make one step', min: 1, max: MAX_BATCH}),
     'max-steps': Flags.integer({description: 'steps of the run (the learning-rate schedule ends there)', min: 1}),
     'stop-at': Flags.integer({description: 'end this invocation at this step (checkpointed; resume later), schedule unchanged', min: 1}),
     seed: Flags.integer({description: 'seed of initialisation, order, masks and dropout', min: 0}),
@@ -86,23 +87,25 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     if (flags.resume && flags.init) throw new UsageError('give --resume or --init, not both (--resume continues a run, --init starts one from weights)')
     const log = (line: string) => process.stderr.write(`span pretrain: ${line}\n`)
     const out0 = flags.out ?? (flags.resume ? runDirOf(flags.resume) : undefined)
-    const run = await openRunDir({out: out0, kind: 'pretrain', resume: flags.resume ?? null, init: flags.init ?? null, log})
-    if (flags.init) flags.init = modelDir(flags.init, log) // a run directory: its best/, else its newest checkpoint
-    const {out} = run
+    const planned = await planRunDir({out: out0, kind: 'pretrain', resume: flags.resume ?? null, init: flags.init ?? null, log}) // checked; made and locked by open()
+    let run: RunDir | null = null
+    const {out} = planned
     const metrics = metricsLoss(log, out)
     let signal: string | null = null
     const writer = launchRank() === 0 // data-parallel: rank 0 alone writes --out and -o
     try {
+      if (flags.init) flags.init = modelDir(flags.init, log) // a run directory: its best/, else its newest checkpoint
       const resume = flags.resume ? await resumeDir(flags.resume, TRAINER_STATE_FILE) : null
       const resolved = resolvePretrainRun(args.file, flags, resume)
       const config = {...resolved.config, out}
       if ((config.input === '-' || config.input === '') && process.stdin.isTTY) throw new SpanError('give the training data: a file, or a pipe on stdin')
       unblockStdout() // the metrics never hold the loop (a stop signal is seen at its step)
+      const open = async () => (run = await planned.open()).out
       await this.withOutput(writer ? flags.output : '-', async (w) => {
-        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null, inherited: resolved.inherited}, {out: patientMetrics(w, log), log, progress: makeProgress()})
+        signal = await pretrain({config, out, resume, stopAt: flags['stop-at'] ?? null, inherited: resolved.inherited, open}, {out: patientMetrics(w, log), log, progress: makeProgress()})
       }, metrics.onFail).catch((err) => Promise.reject(metrics.explain(err)))
     } finally {
-      run.release()
+      ;(run as RunDir | null)?.release()
     }
     metrics.check()
     if (signal) process.exitCode = signalExitCode(signal, launchRank()) // checkpointed, but not finished

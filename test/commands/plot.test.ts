@@ -64,7 +64,9 @@ describe('span plot (in-process)', () => {
     const blocks = join(tmp, 'blocks.ndjson')
     writeFileSync(blocks, '{"span":"header","kind":"blocks"}\n{"doc":0,"ids":[2,5,3]}\n')
     const {stderr} = await run(['plot', blocks])
-    expect(stderr).toBe(`span plot: ${blocks}:2: expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), got undefined\n`)
+    expect(stderr).toBe(
+      `span plot: ${blocks}:2: expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), got a record without "step"\n`,
+    )
     expect(process.exitCode).toBe(1)
   })
 

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 import {SpanCommand} from '../../cli/base.js'
 import {checkResumedHead, corefHeadFlags, headFromFlags, takeTypedHeadFlags} from '../../cli/coref-flags.js'
+import {MAX_BATCH} from '../../cli/limits.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
 import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '../../core/tasks/coref/adapter.js'
 import {readConll} from '../../core/tasks/coref/conll.js'
@@ -36,7 +37,7 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
   ]
   static override flags = {
     ...loopFlags,
-    'batch-size': Flags.integer({description: 'documents per micro-batch', default: 1, min: 1}),
+    'batch-size': Flags.integer({description: 'documents per micro-batch', default: 1, min: 1, max: MAX_BATCH}),
     epochs: Flags.integer({description: 'passes over the training documents', default: 20, min: 1}),
     train: Flags.string({description: 'training documents (CoNLL-2012)'}),
     dev: Flags.string({description: 'dev documents, scored at each evaluation'}),

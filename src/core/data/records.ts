@@ -42,6 +42,7 @@ export function parseDoc(doc: unknown, bad: (msg: string) => Error): number | nu
 export function toTokenRecord(rec: Rec, vocabSize: number | null, source: string): TokenRecord {
   const v = rec.value
   if (!('ids' in v)) throw errorAt(source, rec.line, 'missing field "ids" (expected token records from span tokenize)')
+  if (v.doc === undefined) throw errorAt(source, rec.line, 'missing field "doc" (expected token records from span tokenize)')
   if (!Number.isInteger(v.doc) || (v.doc as number) < 0) throw errorAt(source, rec.line, `field "doc" must be an integer ≥ 0, got ${JSON.stringify(v.doc)}`)
   return {doc: v.doc as number, ids: checkIds(v.ids, 'ids', vocabSize, source, rec.line)}
 }

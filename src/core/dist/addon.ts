@@ -1,4 +1,4 @@
-import {createRequire} from 'node:module'
+import {loadAddonFile} from '../util/addon-load.js'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -25,9 +25,9 @@ let cached: {addon: DistAddon | null; error: string | null} | null = null
 export function loadDistAddon(): {addon: DistAddon | null; error: string | null} {
   if (cached) return cached
   try {
-    cached = {addon: createRequire(import.meta.url)(distAddonPath()) as DistAddon, error: null}
+    cached = {addon: loadAddonFile<DistAddon>(distAddonPath()), error: null}
   } catch (err) {
-    const why = (err as Error).message.split('\n')[0]
+    const why = (err as Error).message
     cached = {addon: null, error: `the span_dist addon is not built (node native/build.mjs): ${why}`}
   }
   return cached

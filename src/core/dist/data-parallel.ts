@@ -7,6 +7,8 @@ import {MpiCollective} from './mpi.js'
 import {DeviceComm, allReduceGradsOnDevice, broadcastVariablesOnDevice, currentCudaBackend} from './nccl-device.js'
 import {openCollective} from './open.js'
 import {type RankLog, prefixStderr} from './rank-log.js'
+import {errorLine} from '../util/fs-errors.js'
+import {releaseAllLocks} from '../util/lock.js'
 
 /** Target counts of one global micro-batch, the denominators of its loss (summed over ranks). */
 export interface GlobalCounts {
@@ -23,6 +25,9 @@ export interface TallyLike {
 }
 
 export {CollectiveError}
+
+/** How long a failed rank other than 0 waits before it speaks and ends the job: an error rank 0 met as well is told once, by rank 0. */
+const RANK_QUIET_MS = 3000
 
 /** The signals that stop a training loop, in the order that names the stop when ranks caught different ones. */
 const STOP_NAMES = ['SIGINT', 'SIGTERM', 'SIGUSR2']
@@ -174,7 +179,9 @@ export class DataParallel {
    */
   finish(err: unknown, say: (line: string) => void): void {
     if (this.size > 1 && err !== undefined && !(err instanceof CollectiveError) && this.coll instanceof MpiCollective) {
-      say(`rank ${this.rank} failed: ${(err as Error).message}; ending the job`)
+      if (this.rank > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RANK_QUIET_MS) // rank 0 met it too (the same file, the same flags)? it says so and ends the job first
+      say(`rank ${this.rank} failed: ${errorLine(err).message}; ending the job`)
+      releaseAllLocks() // MPI_Abort runs no exit handler: a run directory's lock would outlive the job
       this.coll.abort(1)
     }
     if (err instanceof CollectiveError && this.rank > 0) this.log.mute()

@@ -160,6 +160,9 @@ export function poolStats(): {reused: number; allocated: number; recycled: numbe
   return {...stats, pooledMB: +(pooledBytes / 2 ** 20).toFixed(1)}
 }
 
+/** The most bytes the pool keeps (the memory plan sets it: train/run-plan.ts). */
+export const poolCapBytes = (): number => capBytes
+
 /** Empties the pool; `mb` sets a new cap (0 turns reuse off for buffers disposed from now on). */
 export function resetPool(mb?: number): void {
   free.clear()

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs'
 import {existsSync, readFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
+import {loadAddonFile} from '../util/addon-load.js'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {type NativeAddon, kernelCounts, registerKernels, setKernelsEnabled} from './native-kernels.js'
@@ -59,9 +59,9 @@ function tryLoad(): NativeStatus {
   }
   pickOpenBlasCore()
   try {
-    addon = createRequire(import.meta.url)(path) as NativeAddon
+    addon = loadAddonFile<NativeAddon>(path)
   } catch (err) {
-    return {available: false, blas: '', threads: 0, error: `the addon failed to load (${(err as Error).message.split('\n')[0]})`}
+    return {available: false, blas: '', threads: 0, error: `the addon failed to load (${(err as Error).message})`}
   }
   const info = addon.info()
   if (info.abi !== NATIVE_ABI) {

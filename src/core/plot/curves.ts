@@ -60,7 +60,7 @@ export class CurveBuilder {
       throw errorAt(
         this.source,
         line,
-        `expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), got ${JSON.stringify(step)}`,
+        `expected a metrics record with an integer "step" ≥ 0 (from span pretrain or span finetune), ${step === undefined ? 'got a record without "step"' : `got ${JSON.stringify(step)}`}`,
       )
     }
     this.count++

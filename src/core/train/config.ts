@@ -65,6 +65,9 @@ export const DEFAULTS: TrainConfig = {
   scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null, ...LOSS_SCALE_DEFAULTS,
 }
 
+/** The most examples (or micro-batches) a step may take: a larger setting is refused before any allocation (cli/limits.ts MAX_BATCH). */
+export const MAX_STEP_ROWS = 2 ** 20
+
 /** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
 export const FIXED_ON_RESUME: (keyof TrainConfig)[] = [
   'preset', 'layers', 'hidden', 'heads', 'intermediate', 'objectives', 'seed', 'batch-size', 'accumulate', 'effective-batch',
@@ -116,18 +119,18 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
     if (origin[k] === 'flags') return new UsageError(`--${k} must be ${want}, got ${got}`)
     return new SpanError(`${origin[k] ? `${origin[k]}: ` : ''}setting "${k}" must be ${want}, got ${got}`)
   }
-  const ints: [keyof TrainConfig, number, boolean][] = [
-    ['accumulate', 1, false], ['effective-batch', 1, true], ['max-steps', 1, false], ['log-every', 1, false],
+  const ints: [keyof TrainConfig, number, boolean, number?][] = [
+    ['accumulate', 1, false, MAX_STEP_ROWS], ['effective-batch', 1, true, MAX_STEP_ROWS], ['max-steps', 1, false], ['log-every', 1, false],
     ['eval-every', 1, false], ['save-every', 1, false], ['keep', 1, false], ['max-span', 1, false], ['seed', 0, false],
     ['layers', 1, true], ['hidden', 1, true], ['heads', 1, true], ['intermediate', 1, true], ['max-len', 3, true], ['warmup', 0, true], ['threads', 1, true], ['device', 0, true],
   ]
-  for (const [k, min, nullable] of ints) {
+  for (const [k, min, nullable, max = Number.MAX_SAFE_INTEGER] of ints) {
     const v = c[k]
     if (nullable && v === null) continue
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw bad(k, `an integer ≥ ${min}`)
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw bad(k, `an integer in [${min}, ${max}]`)
   }
   const bs = c['batch-size']
-  if (bs !== 'auto' && !(typeof bs === 'number' && Number.isInteger(bs) && bs >= 1)) throw bad('batch-size', 'auto or an integer ≥ 1')
+  if (bs !== 'auto' && !(typeof bs === 'number' && Number.isInteger(bs) && bs >= 1 && bs <= MAX_STEP_ROWS)) throw bad('batch-size', `auto or an integer in [1, ${MAX_STEP_ROWS}]`)
   const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1]]
   for (const [k, lo, hi] of nums) {
     const v = c[k]

@@ -54,6 +54,7 @@ export interface RunSpec {
   resume: string | null
   stopAt: number | null // end this run at this step (the schedule still runs to max-steps)
   inherited?: readonly string[] // settings only the resumed run's saved config gave (config.ts resolvePretrainRun)
+  open?: () => Promise<string> // takes the run directory (run-dir.ts planRunDir) once all is read and planned; returns its path
 }
 
 /** Everything the loop mutates. */
@@ -86,6 +87,7 @@ export async function pretrain(spec: RunSpec, io: TrainIO): Promise<string | nul
   let failed: unknown
   try {
     run = await setUp(spec, io.log, dp)
+    if (spec.open) spec.out = run.c.out = await spec.open() // every check passed, the memory planned: now the directory
     startRanks(run)
     if (!dp.writes) io = {...io, out: quietOut(), progress: quietProgress()}
     io = withTensorCensus(io) // SPAN_DEBUG_TENSORS=1

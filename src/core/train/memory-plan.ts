@@ -9,7 +9,8 @@
  * decoders = 4·B·LOGITS·(n_mlm + n_sbo)·V while a decoder's logits fit in CHUNK_ABOVE, else
  * 4·CHUNK_COPIES·CHUNK_FLOATS (model/decoder-loss.ts: the logits made and scored a chunk at a time);
  * plus, for NCCL data parallel on cuda (world > 1), 4·NCCL_GRAD_COPIES·P: the gradient buckets
- * packed and summed on the device (dist/nccl-device.ts).
+ * packed and summed on the device (dist/nccl-device.ts); plus, on the native backend, its buffer
+ * pool, POOL_SHARE·(activations + decoders) or SPAN_NATIVE_POOL_MB, at which the run caps it.
  *
  * P parameters (float32 weights, gradients, AdamW's two moments), V·H the word embeddings (whose
  * gradient comes from a gather and the tied decoders, made and summed in more copies); B rows of T tokens (the longest example of the
@@ -51,6 +52,14 @@ export const CHUNK_EMBED_COPIES = 0
  * caching allocator keeps blocks by size class, and the activations' blocks are not the buckets'.
  */
 export const NCCL_GRAD_COPIES = 2
+/**
+ * The native backend's buffer pool (engine/native-pool.ts) keeps disposed kernel outputs for reuse:
+ * at the peak it can hold this share of one micro-batch's transient tensors (activations and decoder
+ * logits) besides the live ones. The run caps the pool at exactly the bytes planned for it
+ * (run-plan.ts), so the plan holds whatever the pool's own default (an eighth of RAM) would be.
+ */
+export const POOL_SHARE = 0.5
+
 /** Bytes per example of the data index (offset, length, line number) and sampler. */
 const INDEX_BYTES = 24
 
@@ -62,6 +71,7 @@ export interface PlanShape {
   ratio: number // share of each row's tokens that are MLM targets (--ratio; masked data: its own)
   examples: number // examples in the data (the index)
   allReduceOnDevice?: boolean // NCCL data parallel on cuda (world > 1): the gradient buckets on the device
+  pool?: number | 'share' // the native backend's buffer pool: bytes (SPAN_NATIVE_POOL_MB), or POOL_SHARE of the transients; absent: none
 }
 
 /** The parts of a run's peak memory, in bytes (parameters: a count). */
@@ -73,6 +83,7 @@ export interface MemoryPlan {
   logits: number // the MLM and SBO decoder logits of one micro-batch, with their gradient
   runtime: number // the process before its model, and the data index
   collective: number // NCCL's gradient buckets on the device (0 unless allReduceOnDevice)
+  pool: number // the native backend's buffer pool, the cap the run sets on it (0 on other backends)
   total: number
 }
 
@@ -96,8 +107,9 @@ export function planMemory(s: PlanShape): MemoryPlan {
   const logits = decoderBytes(m, s.batch * perRow, m.objectives.includes('sbo') ? 2 : 1)
   const runtime = RUNTIME_BYTES + INDEX_BYTES * s.examples
   const collective = s.allReduceOnDevice ? 4 * NCCL_GRAD_COPIES * P : 0
-  const total = weights + optimiser + activations + logits + runtime + collective
-  return {parameters: P, weights, optimiser, activations, logits, runtime, collective, total}
+  const pool = s.pool === undefined ? 0 : s.pool === 'share' ? Math.ceil(POOL_SHARE * (activations + logits)) : s.pool
+  const total = weights + optimiser + activations + logits + runtime + collective + pool
+  return {parameters: P, weights, optimiser, activations, logits, runtime, collective, pool, total}
 }
 
 /**

@@ -1,5 +1,5 @@
 import {existsSync, readdirSync} from 'node:fs'
-import {mkdir, readFile, readdir, rename, rm, writeFile} from 'node:fs/promises'
+import {mkdir, readFile, readdir, rename, rm, stat, writeFile} from 'node:fs/promises'
 import {basename, dirname, isAbsolute, join, relative} from 'node:path'
 import {launchEnv, launchRank} from '../util/launch.js'
 import {SpanError} from '../stream/errors.js'
@@ -208,18 +208,20 @@ export interface RunDir {
  * --resume), empty but for its lock, so that a run never trains into another's checkpoints.
  * Under a data-parallel launcher rank 0 alone locks and repairs.
  */
-export async function openRunDir(o: {out?: string; kind: string; resume: string | null; init: string | null; log: (l: string) => void}): Promise<RunDir> {
+export async function openRunDir(o: RunDirOptions, now = new Date()): Promise<RunDir> {
   let out = o.out
   if (out === undefined) {
     if (launchSize() > 1) throw new SpanError('give --out DIR: under a data-parallel launcher every rank must name the same run directory', 2)
-    out = await freshRunDir(o.kind)
+    out = await freshRunDir(o.kind, RUNS_DIR, now)
     o.log(`no --out given: this run goes to ${out}/`)
   } else checkOutDir(out, o.init)
   if (launchRank() !== 0) return {out, release() {}}
   const lock = await lockDir(out, o.log, {removeIfEmpty: o.out === undefined || !existsSync(out)})
   try {
     for (const note of await recoverSaves(out, o.resume)) o.log(note)
-    if (!o.resume) await checkEmpty(out)
+    if (o.resume)
+      await ownCheckpoints(out) // span-run.json read now: a broken one is refused before any step, not at the first save
+    else await checkEmpty(out)
   } catch (err) {
     lock.release()
     throw err
@@ -227,9 +229,45 @@ export async function openRunDir(o: {out?: string; kind: string; resume: string 
   return {out, release: lock.release}
 }
 
+export interface RunDirOptions {
+  out?: string
+  kind: string
+  resume: string | null
+  init: string | null
+  log: (l: string) => void
+}
+
+/** A run directory checked, not yet made, locked or announced: `out` is where it will be; open() takes it. */
+export interface PlannedRunDir {
+  out: string
+  open(): Promise<RunDir>
+}
+
+/**
+ * The first half of openRunDir, for a run that checks everything before doing anything: --out is
+ * checked now and taken by open(), once every flag, input and saved state has been read and the
+ * memory planned, so a refused run leaves no directory, lock or announcement behind. A default
+ * directory's name is fixed now (a second run in the same second makes open() add `-2`); a
+ * resumed run's directory is locked and repaired at once, as --resume picks its checkpoint there.
+ */
+export async function planRunDir(o: RunDirOptions): Promise<PlannedRunDir> {
+  if (o.resume) {
+    const run = await openRunDir(o)
+    return {out: run.out, open: async () => run}
+  }
+  const now = new Date()
+  if (o.out === undefined) {
+    if (launchSize() > 1) throw new SpanError('give --out DIR: under a data-parallel launcher every rank must name the same run directory', 2)
+    return {out: join(RUNS_DIR, `${o.kind}-${runStamp(now)}`), open: () => openRunDir(o, now)}
+  }
+  checkOutDir(o.out, o.init)
+  if ((await stat(o.out).catch(() => null))?.isDirectory()) await checkEmpty(o.out, (n) => n === LOCK_FILE || /\.tmp-\d+$/.test(n)) // what a killed save left is repaired by open()
+  return {out: o.out, open: () => openRunDir(o, now)}
+}
+
 /** A new run's directory holds nothing but its lock. */
-async function checkEmpty(out: string): Promise<void> {
-  const other = (await readdir(out)).filter((n) => n !== LOCK_FILE)
+async function checkEmpty(out: string, ignored: (n: string) => boolean = (n) => n === LOCK_FILE): Promise<void> {
+  const other = (await readdir(out).catch((err) => Promise.reject(fsError(err, out)))).filter((n) => !ignored(n))
   if (other.length === 0) return
   const shown = other.slice(0, 3).join(', ') + (other.length > 3 ? `, … (${other.length} entries)` : '')
   throw new SpanError(

@@ -5,6 +5,7 @@
  * (exit 1) before anything is written.
  */
 import {probeCuda} from '../engine/cuda/addon.js'
+import {resetPool} from '../engine/native-pool.js'
 import type {BackendInfo} from '../engine/backend.js'
 import {type BertConfig, PRESETS, type PresetName, presetConfig} from '../model/config.js'
 import {SpanError} from '../stream/errors.js'
@@ -53,8 +54,16 @@ export function effectiveRows(c: TrainConfig, world: number): {global: number; p
 export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number): {plan: MemoryPlan; notes: string[]} {
   const notes: string[] = []
   const nccl = backend.name === 'cuda' && world > 1 // data parallel on cuda: NCCL's gradient buckets on each device
-  const plan = resolvePlan(c, {...shape, allReduceOnDevice: nccl}, backend, world, (line) => notes.push(line))
+  const plan = resolvePlan(c, {...shape, allReduceOnDevice: nccl, pool: poolOf(backend)}, backend, world, (line) => notes.push(line))
+  if (backend.name === 'native') resetPool(plan.pool / 2 ** 20) // the pool held to what the plan counted for it
   return {plan, notes}
+}
+
+/** The native backend's pool as the plan counts it: SPAN_NATIVE_POOL_MB when set, else a share of a step's transients. */
+function poolOf(backend: BackendInfo): PlanShape['pool'] {
+  if (backend.name !== 'native') return undefined
+  const mb = Number(process.env.SPAN_NATIVE_POOL_MB)
+  return process.env.SPAN_NATIVE_POOL_MB !== undefined && Number.isFinite(mb) && mb >= 0 ? mb * 2 ** 20 : 'share'
 }
 
 /**
@@ -128,7 +137,7 @@ function describePlan(
   log(
     `memory plan (${precision}, backend ${backend.name}): ${(p.parameters / 1e6).toFixed(1)}M parameters, weights ${formatBytes(p.weights)}, ` +
       `gradients and AdamW state ${formatBytes(p.optimiser)}; activations ${formatBytes(p.activations)} and decoder logits ${formatBytes(p.logits)} ` +
-      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${scratch ? `; ${precision} operand copies ${formatBytes(scratch)}` : ''}${p.collective ? `; NCCL gradient buckets ${formatBytes(p.collective)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
+      `for a micro-batch of ${c['batch-size']} × ${s.seqLen} tokens; runtime ${formatBytes(p.runtime)}${p.pool ? `; native buffer pool ${formatBytes(p.pool)}` : ''}${scratch ? `; ${precision} operand copies ${formatBytes(scratch)}` : ''}${p.collective ? `; NCCL gradient buckets ${formatBytes(p.collective)}` : ''}; about ${formatBytes(p.total + scratch)} at the peak ${against}`,
   )
 }
 

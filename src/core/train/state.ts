@@ -7,6 +7,7 @@ import {SpanError} from '../stream/errors.js'
 import type {AdamW} from './optim.js'
 import {restoreScaler, scalerMetadata} from './loss-scale.js'
 import {readError} from '../util/fs-errors.js'
+import {parseJsonText} from '../util/json.js'
 import {readTextWhole} from '../util/read-whole.js'
 
 export const OPTIMIZER_FILE = 'optimizer.safetensors'
@@ -33,6 +34,7 @@ export async function trainingStateFiles(opt: AdamW, trainerState: Record<string
 export async function loadTrainingState(dir: string, opt: AdamW): Promise<Record<string, unknown> | null> {
   const statePath = join(dir, TRAINER_STATE_FILE)
   if (!(await stat(statePath).then(() => true, () => false))) return null
+  const state = await readState(statePath) // the small file first: a truncated one is said before the optimiser is read
   const file = await readSafetensors(join(dir, OPTIMIZER_FILE))
   const step = Number(file.metadata.step)
   if (!Number.isInteger(step) || step < 0) throw new SpanError(`${join(dir, OPTIMIZER_FILE)}: metadata has no valid "step"`)
@@ -46,9 +48,18 @@ export async function loadTrainingState(dir: string, opt: AdamW): Promise<Record
   }
   opt.load(step, m, v)
   restoreScaler(opt, file.metadata, join(dir, OPTIMIZER_FILE))
+  return state
+}
+
+/** trainer_state.json as an object; a truncated or garbled one is `PATH:LINE: invalid JSON at column C: …` (never V8's own text). */
+async function readState(path: string): Promise<Record<string, unknown>> {
+  let text: string
   try {
-    return JSON.parse(await readTextWhole(statePath, 'config')) as Record<string, unknown>
+    text = await readTextWhole(path, 'config')
   } catch (err) {
-    throw err instanceof SyntaxError ? new SpanError(`${statePath}: ${err.message}`) : readError(err, statePath)
+    throw readError(err, path)
   }
+  const json = parseJsonText(text, path)
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new SpanError(`${path}: expected a JSON object (a corrupt checkpoint?)`)
+  return json as Record<string, unknown>
 }

@@ -1,7 +1,9 @@
-import {open, type FileHandle} from 'node:fs/promises'
+import {existsSync} from 'node:fs'
+import {open, rm, rmdir, type FileHandle} from 'node:fs/promises'
 import {hostname} from 'node:os'
 import {join} from 'node:path'
 import {makeDirs} from '../util/dirs.js'
+import {fsError, isErrno} from '../util/fs-errors.js'
 import {ProtoWriter, RecordError, decodeFields, frameRecord, readRecords} from './tfrecord.js'
 import {readWhole} from '../util/read-whole.js'
 
@@ -43,21 +45,24 @@ export class EventWriter {
   ) {}
 
   static async open(dir: string): Promise<EventWriter> {
-    await makeDirs(dir)
+    const made = !existsSync(dir)
+    await makeDirs(dir).catch((err) => Promise.reject(fsError(err, isErrno(err) && (err as {path?: string}).path ? undefined : dir)))
     const now = Date.now() / 1000
     const base = join(dir, `events.out.tfevents.${Math.floor(now)}.${hostname()}`)
     for (let n = 0; ; n++) {
       const path = n === 0 ? base : `${base}.${n}`
       const fh = await open(path, 'wx').catch((err: {code?: string}) => {
         if (err.code === 'EEXIST') return null
-        throw err
+        throw fsError(err, path)
       })
       if (fh === null) continue
       try {
         await fh.write(frameRecord(encodeEvent(now, 0, {fileVersion: FILE_VERSION})))
       } catch (err) {
         await fh.close()
-        throw err
+        await rm(path, {force: true}) // a full disk: no empty event file left behind (nor the folder made for it)
+        if (made) await rmdir(dir).catch(() => {})
+        throw fsError(err, path)
       }
       return new EventWriter(fh, path)
     }
@@ -76,7 +81,7 @@ export class EventWriter {
     this.queue = []
     this.chain = this.chain.then(async () => {
       if (batch.length === 0) return
-      await this.fh.write(batch)
+      await this.fh.write(batch).catch((err) => Promise.reject(fsError(err, this.path)))
     })
     return this.chain
   }
@@ -85,7 +90,7 @@ export class EventWriter {
     if (this.closed) return this.chain
     this.closed = true
     await this.flush()
-    await this.fh.datasync()
+    await this.fh.datasync().catch((err) => Promise.reject(fsError(err, this.path)))
     await this.fh.close()
   }
 }

@@ -1,5 +1,4 @@
-import {SpanError} from './errors.js'
-import {quote} from './errors.js'
+import {SpanError, internalError, quote} from './errors.js'
 
 /**
  * Node's filesystem and allocation errors as the one-line `PATH: reason (CODE)` of a user
@@ -59,6 +58,19 @@ export function isAllocationError(err: unknown): err is RangeError {
 
 /** Node's ERR_STRING_TOO_LONG: an input decoded to one string longer than V8 allows (about 512 MB). */
 export const isStringTooLong = (err: unknown): boolean => (err as {code?: unknown} | null)?.code === 'ERR_STRING_TOO_LONG'
+
+/**
+ * Any error that is not a flag's as span's one line and exit code (SpanCommand's catch, a rank's
+ * failure under a data-parallel launcher): a SpanError's own words, an errno error as
+ * `PATH: reason (CODE)`, an allocation as out of memory, anything else an internal error.
+ */
+export function errorLine(err: unknown): {message: string; exitCode: number} {
+  if (err instanceof SpanError) return {message: err.message, exitCode: err.exitCode}
+  if (isErrno(err)) return {message: describeFsError(err as ErrnoError), exitCode: 1}
+  if (isAllocationError(err)) return {message: `out of memory: ${err.message} (a model or input too large for this machine?)`, exitCode: 1}
+  if (isStringTooLong(err)) return {message: 'an input too large to read as one string (over 512 MB): a file or line this command holds whole', exitCode: 1}
+  return {message: internalError(err instanceof Error ? err : new Error(String(err))), exitCode: 1}
+}
 
 /**
  * What a training run does when its metrics cannot be written: a closed pipe (`| head`) costs

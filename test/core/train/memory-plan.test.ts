@@ -2,7 +2,8 @@ import {describe, expect, it} from 'vitest'
 import {presetConfig} from '../../../src/core/model/config.js'
 import {SpanBertForPreTraining} from '../../../src/core/model/pretraining.js'
 import {DEFAULTS, resolveConfig} from '../../../src/core/train/config.js'
-import {HEADROOM, divisorsDown, largestFitting, parameterCount, planMemory} from '../../../src/core/train/memory-plan.js'
+import {HEADROOM, POOL_SHARE, divisorsDown, largestFitting, parameterCount, planMemory} from '../../../src/core/train/memory-plan.js'
+import {poolCapBytes} from '../../../src/core/engine/native-pool.js'
 import {effectiveRows, planRun} from '../../../src/core/train/run-plan.js'
 import {formatBytes, hostMemory, memoryOverride} from '../../../src/core/util/memory.js'
 import {initBackend} from '../../../src/core/engine/index.js'
@@ -87,7 +88,7 @@ describe('planRun', () => {
     }
   }
   const s = shape('tiny', 128) // monotonic in the batch (at 512 the chunked decoders of 16 rows plan below 8 rows)
-  const roomFor = (batch: number) => String(Math.ceil(planMemory({...s, batch}).total / HEADROOM) + 1)
+  const roomFor = (batch: number) => String(Math.ceil(planMemory({...s, batch, pool: 'share'}).total / HEADROOM) + 1) // native: its buffer pool planned and capped
 
   it('resolves auto to the largest micro-batch that fits under 80%, accumulating to the effective batch', () => {
     const c = resolveConfig([])
@@ -97,6 +98,22 @@ describe('planRun', () => {
     expect(log[1]).toMatch(
       /^memory plan \(fp32, backend native\): 4\.5M parameters, .* for a micro-batch of 8 × 128 tokens; .* of \S+ MiB SPAN_MEMORY_AVAILABLE/,
     )
+  })
+
+  it('counts the native buffer pool in the plan and holds the pool to it (issue 36); SPAN_NATIVE_POOL_MB is planned as given', () => {
+    const {plan, notes} = withMemory(roomFor(8), () => planRun(resolveConfig([{name: 'flags', values: {'batch-size': 8}}]), s, backend, 1))
+    expect(plan.pool).toBe(Math.ceil(POOL_SHARE * (plan.activations + plan.logits)))
+    expect(plan.total).toBe(planMemory({...s, batch: 8}).total + plan.pool)
+    expect(poolCapBytes()).toBe(plan.pool)
+    expect(notes.at(-1)).toMatch(/; native buffer pool \S+ (KiB|MiB);/)
+    process.env.SPAN_NATIVE_POOL_MB = '64'
+    try {
+      expect(withMemory('64G', () => planRun(resolveConfig([{name: 'flags', values: {'batch-size': 8}}]), s, backend, 1)).plan.pool).toBe(64 * 2 ** 20)
+      expect(poolCapBytes()).toBe(64 * 2 ** 20)
+    } finally {
+      delete process.env.SPAN_NATIVE_POOL_MB
+    }
+    expect(planRun(resolveConfig([{name: 'flags', values: {'batch-size': 8}}]), s, {name: 'wasm', tfName: 'wasm'}, 1).plan.pool).toBe(0)
   })
 
   it('takes --effective-batch, and --batch-size × --accumulate as the effective batch', () => {
@@ -134,7 +151,7 @@ describe('planRun', () => {
 
   it('names a smaller preset when not even one example of this model fits', () => {
     const c = resolveConfig([{name: 'flags', values: {preset: 'base'}}]) // batch-size auto
-    const room = String(Math.ceil(planMemory({...shape('mini', 512), batch: 1}).total / HEADROOM) + 1)
+    const room = String(Math.ceil(planMemory({...shape('mini', 512), batch: 1, pool: 'share'}).total / HEADROOM) + 1)
     let message = ''
     withMemory(room, () => {
       try {

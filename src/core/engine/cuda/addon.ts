@@ -1,5 +1,5 @@
 import {existsSync} from 'node:fs'
-import {createRequire} from 'node:module'
+import {loadAddonFile} from '../../util/addon-load.js'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {type CudaLib, type SearchEnv, allCandidates, realSearchEnv} from './libs.js'
@@ -48,10 +48,10 @@ function addon(): CudaAddon | string {
   const path = cudaAddonPath()
   if (!existsSync(path)) return (loaded = `the cuda loader is not built (${path} missing: run \`node native/build.mjs\`)`)
   try {
-    const a = createRequire(import.meta.url)(path) as CudaAddon
+    const a = loadAddonFile<CudaAddon>(path)
     loaded = a.abi() === CUDA_ABI ? a : `the cuda loader is out of date (interface ${a.abi()}, span needs ${CUDA_ABI}: run \`node native/build.mjs\`)`
   } catch (err) {
-    loaded = `the cuda loader failed to load (${(err as Error).message.split('\n')[0]})`
+    loaded = `the cuda loader failed to load (${(err as Error).message})`
   }
   return loaded
 }

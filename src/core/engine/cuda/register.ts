@@ -34,6 +34,7 @@ function fallback(name: string, args: {inputs: Record<string, Info | undefined>;
   fallbacks.set(name, (fallbacks.get(name) ?? 0) + 1)
   const cuda = args.backend as CudaBackend
   const cpu = tf.engine().findBackend('cpu')
+  ;(cpu as unknown as {firstUse?: boolean}).firstUse = false // its first write would print tfjs' "install tfjs-node" banner on span's stderr (backend.ts quietCpuBanner)
   const config = tf.getKernel(name, 'cpu')
   if (!config) throw new Error(`the cuda backend has no kernel ${name}, and neither has cpu`)
   const copy = (t: Info | undefined) => t && toCpu(cuda, cpu, t)
