@@ -22,6 +22,7 @@ import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
 import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs} from './s2e.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
+import {maxOf} from '../../util/arrays.js'
 
 /** What one document's forward pass gives: the top spans (host), their antecedents and scores. */
 export interface CorefOutput {
@@ -66,7 +67,7 @@ export class CorefModel {
   /** The encoder over the document's segments, as one row per sub-token: [N, H] (call inside tf.tidy). */
   encode(d: CorefDoc, ctx: ForwardContext): tf.Tensor2D {
     const S = d.segments.length
-    const T = Math.max(...d.segments.map((s) => s.length))
+    const T = maxOf(d.segments.map((s) => s.length))
     const ids = new Int32Array(S * T) // [PAD] is 0 in BERT vocabularies; masked out either way
     const mask = new Float32Array(S * T)
     d.segments.forEach((s, k) => (ids.set(s, k * T), mask.fill(1, k * T, k * T + s.length)))

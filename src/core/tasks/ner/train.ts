@@ -24,6 +24,7 @@ import type {SpanFtConfig} from '../../model/span-ft.js'
 import {type NgramDict, WordSplitter} from '../../text/ngrams.js'
 import {type NerFeature, nerFeatures} from './features.js'
 import {type ConllFile, type TagScheme, inScheme, toIob2} from './read.js'
+import {maxOf} from '../../util/arrays.js'
 
 export interface NerFinetuneConfig extends FinetuneSettings {
   task: 'ner'
@@ -90,7 +91,7 @@ export function nerSpanLimits(model: BertForTokenClassification): {r: number; l:
 
 export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean, spans: {r: number; l: number} | null = null): TokenHostBatch {
   const B = fs.length
-  const T = Math.max(...fs.map((f) => f.ids.length))
+  const T = maxOf(fs.map((f) => f.ids.length))
   const b: TokenHostBatch = {
     B,
     T,
