@@ -38,6 +38,18 @@ export function corefUnits(docs: CorefText[], tok: WordPieceTokenizer, h: CorefH
   return docs.map((d) => featurise(d, tok, h.max_segment_len, h.genres))
 }
 
+/**
+ * The training documents that have words: a document of none (`#begin` straight to `#end`) has no
+ * span to learn from and no segment to encode, so it is left out, said once on `log`. (Dev and
+ * predict keep it: its prediction is empty, and the scorer counts it as it counts any document.)
+ */
+export function trainingUnits(units: CorefDoc[], log: (line: string) => void): CorefDoc[] {
+  const empty = units.filter((u) => u.wordOf.length === 0)
+  if (empty.length > 0)
+    log(`${empty.length} training document${empty.length === 1 ? '' : 's'} without words left out (${empty[0].key}${empty.length > 1 ? ', …' : ''})`)
+  return empty.length > 0 ? units.filter((u) => u.wordOf.length > 0) : units
+}
+
 /** A document's training loss: a random run of max_training_segments segments when it has more (truncate_example). */
 export function trainingLoss(model: CorefModel, d: CorefDoc, ctx: ForwardContext): tf.Scalar {
   const m = model.head.max_training_segments

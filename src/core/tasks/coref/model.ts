@@ -22,6 +22,7 @@ import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
 import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs} from './s2e.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
+import {predictBounded} from './predict-bounded.js'
 import {maxOf} from '../../util/arrays.js'
 
 /** What one document's forward pass gives: the top spans (host), their antecedents and scores. */
@@ -152,8 +153,14 @@ export class CorefModel {
     return o.mentionLoss ? loss.add(o.mentionLoss) : loss
   }
 
-  /** Predicted clusters of a whole document, as [firstWord, lastWord] spans. */
+  /**
+   * Predicted clusters of a whole document, as [firstWord, lastWord] spans; none for a document
+   * without words. Joshi et al.'s head a block at a time (./predict-bounded.ts: memory linear in
+   * the length); s2e's pair scores are k × k in one piece.
+   */
   predict(d: CorefDoc): [number, number][][] {
+    if (d.wordOf.length === 0) return []
+    if (this.head.head_type !== 's2e') return predictBounded(this, d)
     const box: {o?: CorefOutput; host?: ArrayLike<number>} = {}
     tf.tidy(() => {
       box.o = this.forward(d, EVAL)
