@@ -67,6 +67,7 @@ export async function classifierFor(
   maxLen: number,
   seed: number,
   log: (l: string) => void,
+  strict = false, // predict: every parameter there with its shape
 ): Promise<BertForSequenceClassification> {
   if (!dir) {
     const config: BertConfig = presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)})
@@ -75,7 +76,7 @@ export async function classifierFor(
   const {config} = await readConfigJson(dir)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
   if (vocabSize > config.vocab_size) file.tensors.set(WORD_EMBEDDINGS, grownRows(file.tensors.get(WORD_EMBEDDINGS), vocabSize, config, seed, dir))
-  const loaded = classifierFromTensors({...config, vocab_size: Math.max(vocabSize, config.vocab_size)}, head, file.tensors, dir, seed)
+  const loaded = classifierFromTensors({...config, vocab_size: Math.max(vocabSize, config.vocab_size)}, head, file.tensors, dir, seed, strict)
   if (loaded.initialised.length) log(`initialised ${loaded.initialised.join(', ')}`)
   if (maxLen > config.max_position_embeddings) {
     loaded.model.dispose()

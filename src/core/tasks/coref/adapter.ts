@@ -110,6 +110,7 @@ export async function corefModel(
   vocabSize: number,
   seed: number,
   log: (l: string) => void,
+  strict = false,
 ): Promise<CorefModel> {
   if (!dir) return CorefModel.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, h.max_segment_len)}), h, seed)
   const {config} = await readConfigJson(dir)
@@ -117,7 +118,7 @@ export async function corefModel(
     throw new SpanError(`--max-segment-len ${h.max_segment_len} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`, 2)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const w = await readWeights(dir)
-  const {model, initialised} = CorefModel.fromTensors(config, h, w.tensors, w.source, seed)
+  const {model, initialised} = CorefModel.fromTensors(config, h, w.tensors, w.source, seed, strict)
   if (initialised.length) log(`initialised ${initialised.length} coreference head parameters (${initialised[0]}, …)`)
   return model
 }

@@ -49,9 +49,9 @@ export class CorefModel {
   }
 
   /** From checkpoint tensors: the encoder must be there; the head is taken where its shapes fit, else starts afresh. */
-  static fromTensors(c: BertConfig, h: CorefHeadConfig, raw: Map<string, HostTensor>, source: string, seed: number) {
+  static fromTensors(c: BertConfig, h: CorefHeadConfig, raw: Map<string, HostTensor>, source: string, seed: number, strict = false) {
     const fits = (s: {shape: number[]}, t: HostTensor) => t.shape.length === s.shape.length && t.shape.every((d, i) => d === s.shape[i])
-    const {params, initialised} = paramsFromTensors(CorefModel.specs(c, h), raw, source, seed, c.initializer_range, fits)
+    const {params, initialised} = paramsFromTensors(CorefModel.specs(c, h), raw, source, seed, c.initializer_range, fits, strict)
     return {model: new CorefModel(c, h, params), initialised}
   }
 

@@ -192,6 +192,7 @@ export async function nerModel(
   maxLen: number,
   seed: number,
   log: (l: string) => void,
+  strict = false, // predict: every parameter there with its shape
 ): Promise<BertForTokenClassification> {
   if (!dir) return BertForTokenClassification.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)}), head, seed)
   const {config} = await readConfigJson(dir)
@@ -199,7 +200,7 @@ export async function nerModel(
     throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
-  const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed)
+  const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed, strict)
   if (initialised.length) log(`initialised ${initialised.join(', ')}`)
   return model
 }
