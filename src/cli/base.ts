@@ -9,6 +9,7 @@ import {BINARY_MODES, setMaxLineMb} from '../core/stream/bytelines.js'
 import {fsyncPath} from '../core/util/atomic.js'
 import {lockDir, releaseAllLocks} from '../core/util/lock.js'
 import {outputTarget, refuseSharedPaths} from '../core/util/target.js'
+import {refuseConflicts} from './flag-conflicts.js'
 import {type ErrnoError, describeFsError, fsError, isAllocationError, isErrno, isStringTooLong} from '../core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
@@ -226,6 +227,7 @@ export abstract class SpanCommand extends Command {
         `give the input once: the FILE argument ${JSON.stringify(file)} or --input ${JSON.stringify((parsed.flags as Record<string, unknown>).input)}, not both`,
       )
     }
+    refuseConflicts(parsed.raw, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // --x --no-x; two inputs from stdin
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
     await refuseSharedPaths(this.id, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // outputs: one file each, never an input

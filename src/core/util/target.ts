@@ -54,7 +54,7 @@ export async function samePlace(a: string, b: string): Promise<boolean> {
 
 /** Flags that name an output file, and flags or arguments that name an input (file or directory). */
 const OUTPUT_FLAGS = ['output', 'svg', 'write-unigram', 'to']
-const INPUT_FLAGS = [
+export const INPUT_FLAGS = [
   'file',
   'input',
   'vocab',
