@@ -184,6 +184,13 @@ function checkDescribed(specs: ParamSpec[], tensors: Map<string, HostTensor>, so
   }
 }
 
+/** config.json's num_labels against the rows of the classifier it describes (a fine-tuned model read to predict, whose labels come from its run's settings). */
+export function checkLabelCount(json: Record<string, unknown>, raw: Map<string, HostTensor>, source: string): void {
+  const w = raw.get('classifier.weight')
+  if (typeof json.num_labels === 'number' && w && w.shape[0] !== json.num_labels)
+    throw disagree(source, `"classifier.weight" has ${w.shape[0]} rows, config.json's num_labels is ${json.num_labels}`)
+}
+
 /** The encoder's tensors against the config that describes them (export, which builds no model): all there, shapes equal, no others. */
 export function checkEncoderWeights(config: BertConfig, raw: Map<string, HostTensor>, source: string): void {
   const specs = BertEncoder.specs(config)

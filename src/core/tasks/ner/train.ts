@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs'
 import {copyFile, writeFile} from 'node:fs/promises'
 import {conllCount, conllScores} from '../../metrics/conlleval.js'
 import {join} from 'node:path'
-import {VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
+import {VOCAB_FILE, WEIGHTS_FILE, checkLabelCount} from '../../model/checkpoint.js'
 import {type HeadConfig, readConfigJson} from '../../model/classifier.js'
 import {type PresetName, presetConfig} from '../../model/config.js'
 import {readSafetensors} from '../../model/safetensors.js'
@@ -195,11 +195,12 @@ export async function nerModel(
   strict = false, // predict: every parameter there with its shape
 ): Promise<BertForTokenClassification> {
   if (!dir) return BertForTokenClassification.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)}), head, seed)
-  const {config} = await readConfigJson(dir)
+  const {config, json} = await readConfigJson(dir)
   if (maxLen > config.max_position_embeddings)
     throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
+  if (strict) checkLabelCount(json, file.tensors, join(dir, WEIGHTS_FILE))
   const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed, strict)
   if (initialised.length) log(`initialised ${initialised.join(', ')}`)
   return model
