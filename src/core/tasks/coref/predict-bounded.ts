@@ -21,7 +21,7 @@ import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedentRows, windowOf} from './spans.js'
 
 /** Block sizes: segments per encoder call, candidates per span-vector call, top spans per pair-score call. */
-export const BOUNDS = {segments: 8, candidates: 4096, rows: 256}
+export const BOUNDS = {segments: 2, candidates: 2048, rows: 128}
 export type Bounds = typeof BOUNDS
 
 /** What the bounded prediction needs of a CorefModel (not the class itself: model.ts calls this file). */
