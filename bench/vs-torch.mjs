@@ -55,6 +55,7 @@ const py = torchPython()
 if (!py) console.error('PyTorch not found (SPAN_TORCH_PYTHON, /usr/bin/python3, python3): span figures only')
 const sgemm = run(process.execPath, [join(here, 'native.mjs'), 'tiny', 'native', '--only', 'sgemm']) ?? []
 sgemm.forEach(out)
+// spread-ok: one row per sgemm shape benched
 const peak = Math.max(0, ...sgemm.map((o) => o.gflop_per_s))
 const runs = {native: new Map(), torch: new Map()}
 for (let r = 0; r < rounds; r++) {

@@ -41,6 +41,7 @@ function die(msg) {
 function buildLib(lib) {
   const inputs = [...lib.dirs.flatMap(sourcesOf), ...headersOf(join(STANDIN, 'emu', 'include'))]
   const out = join(OUT, lib.name)
+  // spread-ok: a stand-in's few source files
   if (!FORCE && mtime(out) > Math.max(...inputs.map(mtime))) return
   const cc = inputs.filter((f) => f.endsWith('.cc'))
   const tmp = `${out}.tmp-${process.pid}` // test files may build at once: each writes its own, then renames

@@ -89,11 +89,14 @@ export function caseText(c: LtCase): string {
   if (c.biasBatchStride !== undefined) lines.push(`attr BIAS_BATCH_STRIDE ${c.biasBatchStride}`)
   if (c.auxLd !== undefined) lines.push(`attr EPILOGUE_AUX_LD ${c.auxLd}`)
   if (c.auxBatchStride !== undefined) lines.push(`attr EPILOGUE_AUX_BATCH_STRIDE ${c.auxBatchStride}`)
+  // spread-ok: four layouts
   lines.push(...(['A', 'B', 'C', 'D'] as const).map((x) => layoutLine(x, c[x])))
+  // spread-ok: a case's few fill lines
   lines.push(...c.fills)
   if (!c.fills.some((f) => f.split(' ')[1] === 'D')) lines.push(`const D ${c.D.type} ${span(c.D)} ${SENTINEL}`)
   if (c.biasLen !== undefined && !c.fills.some((f) => f.split(' ')[1] === 'bias')) lines.push(`const bias ${c.D.type} ${c.biasLen} ${SENTINEL}`)
   if (c.auxLen !== undefined && !c.fills.some((f) => f.split(' ')[1] === 'aux')) lines.push(`const aux ${c.D.type} ${c.auxLen} ${SENTINEL}`)
+  // spread-ok: a case's few extra lines
   lines.push(`alpha ${c.alpha}`, `beta ${c.beta}`, ...(c.extra ?? []))
   return `${lines.join('\n')}\n`
 }

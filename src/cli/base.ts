@@ -10,6 +10,7 @@ import {fsyncPath} from '../core/util/atomic.js'
 import {lockDir, releaseAllLocks} from '../core/util/lock.js'
 import {launchRank} from '../core/util/launch.js'
 import {outputTarget, refuseSharedPaths} from '../core/util/target.js'
+import {refuseConflicts} from './flag-conflicts.js'
 import {type ErrnoError, describeFsError, errorLine, fsError, isErrno} from '../core/util/fs-errors.js'
 
 export const VERSION = '0.1.0'
@@ -229,6 +230,7 @@ export abstract class SpanCommand extends Command {
     }
     const huge = parsed.raw.find((t) => t.type === 'flag' && /^[-+]?\d+$/.test(t.input.trim()) && !Number.isSafeInteger(Number(t.input)))
     if (huge?.type === 'flag') throw new UsageError(`--${huge.flag}: ${huge.input} is past the largest exact integer (${Number.MAX_SAFE_INTEGER})`)
+    refuseConflicts(parsed.raw, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // --x --no-x; two inputs from stdin
     const mb = (parsed.flags as Record<string, unknown>)['max-line-mb']
     if (typeof mb === 'number') setMaxLineMb(mb)
     await refuseSharedPaths(this.id, parsed.flags as Record<string, unknown>, parsed.args as Record<string, unknown>) // outputs: one file each, never an input

@@ -350,5 +350,23 @@ export function predictFlags(task: string, unit: string) {
 export async function predictModel(model: string, task: string): Promise<{dir: string; saved: Record<string, unknown>}> {
   const dir = modelDir(model, (l) => process.stderr.write(`span predict ${task}: ${l}\n`))
   if (!(await isCheckpoint(dir))) throw new SpanError(`${model}: not a checkpoint directory (no config.json)`)
-  return {dir, saved: await readFinetuneConfig(dir)}
+  const saved = await readFinetuneConfig(dir)
+  checkSavedTask(model, saved.task, task)
+  return {dir, saved}
+}
+
+/** The predict commands other than glue's, whose fine-tuning saves the GLUE task's own name (mrpc, sst-2, …). */
+const NOT_GLUE = ['squad', 'mrqa', 'ner', 'nli', 'tacred', 'swag', 'coref']
+
+/**
+ * A model fine-tuned here for another task is the wrong input, a data error (exit 1) for every
+ * predict command, said before anything else of it is read (issue 36). A model without
+ * finetune_config.json (a Hugging Face one) is left to each command.
+ */
+function checkSavedTask(model: string, savedTask: unknown, task: string): void {
+  if (typeof savedTask !== 'string') return
+  const other = task === 'glue' ? NOT_GLUE.includes(savedTask) : savedTask !== task
+  if (!other) return
+  const command = NOT_GLUE.includes(savedTask) ? savedTask : 'glue'
+  throw new SpanError(`${model}: a span finetune ${savedTask} model, not ${task === 'glue' ? 'a GLUE' : `a ${task}`} one (span predict ${command} reads it)`)
 }

@@ -77,7 +77,7 @@ export default class Demo extends SpanCommand {
     const curves = await readCurvesFile(f.pretrainMetrics)
     await writeCurvesSvg(f.pretrainSvg, curves, 'span demo: pre-training (tiny, MLM + SBO)')
     rows.push(pretrainRow(curves, 'tiny', (Date.now() - t) / 1000))
-    report.push(...curvesSection('pre-training', curves, {metrics: basename(f.pretrainMetrics), svg: basename(f.pretrainSvg)}, this.color))
+    report.push(...curvesSection('pre-training', curves, {metrics: basename(f.pretrainMetrics), svg: basename(f.pretrainSvg)}, this.color)) // spread-ok: a few lines
   }
 
   /** Fine-tunes on the QA set, predicts and scores the dev questions; adds its row and curves to the report. */
@@ -91,7 +91,7 @@ export default class Demo extends SpanCommand {
     const curves = await readCurvesFile(f.squadMetrics)
     await writeCurvesSvg(f.squadSvg, curves, 'span demo: SQuAD fine-tuning')
     rows.push(squadRow(curves, o.epochs, scores, (Date.now() - t) / 1000))
-    report.push(...curvesSection('SQuAD fine-tuning', curves, {metrics: basename(f.squadMetrics), svg: basename(f.squadSvg)}, this.color))
+    report.push(...curvesSection('SQuAD fine-tuning', curves, {metrics: basename(f.squadMetrics), svg: basename(f.squadSvg)}, this.color)) // spread-ok: a few lines
   }
 
   private files(f: DemoFiles, o: DemoOptions): string[] {

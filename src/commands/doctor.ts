@@ -4,6 +4,7 @@ import {autoPick, notInAuto, probeBackends, whyNot} from '../core/engine/doctor.
 import {engineLine, probeDistEngines} from '../core/dist/probe.js'
 import {runSelftest, selftestTable} from '../core/doctor/selftest.js'
 import {SpanError} from '../core/stream/index.js'
+import {maxOf} from '../core/util/arrays.js'
 
 export {type BackendReport, DOCTOR_ORDER, autoPick} from '../core/engine/doctor.js'
 
@@ -40,7 +41,7 @@ export default class Doctor extends SpanCommand {
       await print(JSON.stringify({auto, not_in_auto_order: notInAuto(), collectives: probeDistEngines()}) + '\n')
       return
     }
-    const width = Math.max(...reports.map((r) => r.backend.length))
+    const width = maxOf(reports.map((r) => r.backend.length))
     for (const r of reports) await print(`${r.backend.padEnd(width)}  ${r.available ? 'ok     ' : 'missing'}  ${r.detail}\n`)
     await print(`auto picks: ${auto ?? 'nothing (no backend starts)'}\n`)
     for (const r of reports) if (r.backend !== auto) await print(`  not ${r.backend}: ${whyNot(r, auto)}\n`)

@@ -16,6 +16,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {pool, spanAsync} from '../helpers/spawn.js'
 import {litbankDoc} from '../core/tasks/coref-helpers.js'
 import {writeBlocks} from '../core/train/helpers.js'
+import {jobs36, prepare36} from './issue36-cases.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const bin = join(root, 'bin', 'run.js')
@@ -211,6 +212,21 @@ describe('the bad-input matrix', () => {
     if (full) expect(readdirSync(full).filter((n) => n !== 'filler' && !n.startsWith('stdout-'))).toEqual([])
     const counts = [...new Set(jobs.map((j) => j.fault))].map((f) => `${f} ${jobs.filter((j) => j.fault === f).length}`)
     console.log(`bad-input matrix, issue 25: ${jobs.length} cases (${counts.join(', ')}) in ${Math.round((Date.now() - started) / 1000)} s`)
+  }, 1_800_000)
+
+  it('issue 36: long, empty and inconsistent inputs, models of another task, contradictory flags', async () => {
+    prepare36(tmp)
+    const jobs = jobs36(`'${process.execPath}' '${bin}'`, COMMANDS, tmp)
+    const results = await pool(
+      jobs.map((j) => () => shellTimed(j.line, 300_000)),
+      2,
+    )
+    const bad = results.flatMap((r, i) => {
+      const why = jobs[i].check(r)
+      return why ? [`${jobs[i].name}: ${why}; exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(-300))}`] : []
+    })
+    expect(bad).toEqual([])
+    console.log(`bad-input matrix, issue 36: ${jobs.length} cases`)
   }, 1_800_000)
 
   it("usage errors exit 2 everywhere, in one line: oclif's integer flags and span's own number flags alike", async () => {

@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 import {SpanCommand, print} from '../../cli/base.js'
 import {accuracyOfFile, accuracyTable} from '../../core/tasks/common/accuracy.js'
 import {readSwagFile} from '../../core/tasks/swag/read.js'
+import {maxOf} from '../../core/util/arrays.js'
 
 export default class EvalSwag extends SpanCommand {
   static override summary = 'Accuracy of multiple-choice (SWAG) predictions'
@@ -17,7 +18,7 @@ one choice number per line, in order (what span predict swag writes).`
   async run(): Promise<void> {
     const {flags} = await this.parse(EvalSwag)
     const examples = readSwagFile(flags.gold, {requireLabel: true})
-    const n = Math.max(...examples.map((e) => e.endings.length))
+    const n = maxOf(examples.map((e) => e.endings.length))
     const choices = Array.from({length: n}, (_, i) => String(i))
     const a = accuracyOfFile(
       examples.map((e) => String(e.label)),

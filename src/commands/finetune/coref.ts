@@ -3,7 +3,7 @@ import {SpanCommand} from '../../cli/base.js'
 import {checkResumedHead, corefHeadFlags, headFromFlags, takeTypedHeadFlags} from '../../cli/coref-flags.js'
 import {MAX_BATCH} from '../../cli/limits.js'
 import {type BackendChoice, initBackend} from '../../core/engine/backend.js'
-import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits} from '../../core/tasks/coref/adapter.js'
+import {type CorefFinetuneConfig, corefAdapter, corefModel, corefUnits, trainingUnits} from '../../core/tasks/coref/adapter.js'
 import {readConll} from '../../core/tasks/coref/conll.js'
 import {corefDevScores} from '../../core/tasks/coref/score.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
@@ -67,7 +67,7 @@ whole and scored as MUC, B³, CEAFe and their mean, the CoNLL F1; the best check
     }
     log(`config: ${JSON.stringify(config)}`)
     const tok = new WordPieceTokenizer(vocab, {lowercase: !cased})
-    const units = corefUnits(train, tok, head)
+    const units = trainingUnits(corefUnits(train, tok, head), log)
     const devRun = dev ? {gold: dev, units: corefUnits(dev, tok, head)} : null
     log(`${train.length} documents, ${units.reduce((t, u) => t + u.segments.length, 0)} segments; singletons ${head.singletons ? 'on' : 'off'}`)
     await initBackend(config.backend as BackendChoice, backendOptions(flags, config))

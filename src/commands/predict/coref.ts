@@ -40,7 +40,7 @@ The output is what span eval coref --pred reads, also from a pipe (--pred -). A 
     const vocab = loadVocab(join(dir, VOCAB_FILE))
     const units = corefUnits(docs, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), head)
     await initBackend(flags.backend as BackendChoice, flags)
-    const model = await corefModel(dir, undefined, head, vocab.tokens.length, 0, () => {})
+    const model = await corefModel(dir, undefined, head, vocab.tokens.length, 0, () => {}, true)
     try {
       const text = units.map((u, i) => writeConll(docs[i], model.predict(u))).join('')
       await this.withOutput(flags.output, (w) => w.raw(text))

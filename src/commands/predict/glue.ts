@@ -53,7 +53,7 @@ temporary name and renamed when complete.`
     const {examples} = await readGlueFile(src, task)
     const features = examples.map((ex) => fz.feature(ex))
     await initBackend(flags.backend as BackendChoice, flags)
-    const {model} = await loadClassifier(dir, head, 0)
+    const {model} = await loadClassifier(dir, head, 0, true)
     try {
       if (maxLen > model.config.max_position_embeddings) throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${model.config.max_position_embeddings} positions`)
       const values = await predictValues(model, features, flags['batch-size'], vocab.special.pad)

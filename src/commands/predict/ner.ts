@@ -44,7 +44,7 @@ with its --seed, as run_ner.py --do_random does for its test features). A file o
     const [units] = span_ft?.segmentation === 'random' ? randomSegmentation(c.seed, read) : [read] // as run_ner.py shuffles its test features
     await initBackend(flags.backend as BackendChoice, flags)
     const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'ner', span_ft}
-    const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {})
+    const model = await nerModel(dir, undefined, head, vocab.tokens.length, maxLen, 0, () => {}, true)
     try {
       const tags = await predictTags(model, file, units, c.labels, (flags.scheme as TagScheme | undefined) ?? c.scheme, flags['batch-size'], vocab.special.pad)
       const tagOf = new Map<number, string>()

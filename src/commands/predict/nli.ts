@@ -45,7 +45,7 @@ as span eval nli drops them) and writes entailment, neutral or contradiction per
     const fz = new GlueFeaturizer(NLI_TASK, new WordPieceTokenizer(vocab, {lowercase: !saved.cased}), {maxLen, dict, spanFt: sf})
     const units = nliFeatures(readNliFile(flags.data, {requireLabel: false}).examples, fz)
     await initBackend(flags.backend as BackendChoice, flags)
-    const model = await classifierFor(dir, undefined, {...head, labels: [...NLI_LABELS], num_labels: 3}, vocab.tokens.length, maxLen, 0, () => {})
+    const model = await classifierFor(dir, undefined, {...head, labels: [...NLI_LABELS], num_labels: 3}, vocab.tokens.length, maxLen, 0, () => {}, true)
     try {
       const pred = await predictValues(model, units, flags['batch-size'], vocab.special.pad)
       await this.withOutput(flags.output, (w) => w.raw(pred.map((k) => `${NLI_LABELS[k]}\n`).join('')))

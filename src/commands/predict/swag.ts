@@ -36,6 +36,7 @@ export default class PredictSwag extends SpanCommand {
       maxLen,
       0,
       () => {},
+      true,
     )
     try {
       const pred = await predictChoices(model, units, flags['batch-size'], vocab.special.pad)

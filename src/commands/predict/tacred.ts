@@ -35,7 +35,7 @@ the form span eval tacred and TACRED's official scorer read. A file output appea
     const units = relationUnits(examples, {config, tokenizer: new WordPieceTokenizer(vocab, {lowercase: !c.cased}), markers})
     await initBackend(flags.backend as BackendChoice, flags)
     const head = {num_labels: c.labels.length, labels: c.labels, finetuning_task: 'tacred', span_ft: null}
-    const model = await classifierFor(dir, undefined, head, vocab.tokens.length + c.markers.length, config['max-len'], 0, () => {})
+    const model = await classifierFor(dir, undefined, head, vocab.tokens.length + c.markers.length, config['max-len'], 0, () => {}, true)
     try {
       const labels = await predictRelations(model, units, c.labels, flags['batch-size'], vocab.special.pad)
       await this.withOutput(flags.output, (w) => w.raw(labels.map((l) => `${l}\n`).join('')))

@@ -1,5 +1,6 @@
 import chalk, {Chalk} from 'chalk'
 import type {SpanLengthRow} from './inspect.js'
+import {maxOf} from '../util/arrays.js'
 
 /** Colours of the text report; identity functions when colour is off (stdout not a TTY). */
 export interface Paint {
@@ -45,8 +46,8 @@ export function int(n: number): string {
  *       theory   ░░░░░░░░░░░░░░░░░        22.6%
  */
 export function spanLengthChart(rows: SpanLengthRow[], width: number, p: Paint): string[] {
-  const top = Math.max(...rows.map((r) => Math.max(r.observedFraction, r.theoretical)), 1e-9)
-  const label = Math.max(...rows.map((r) => r.length.length))
+  const top = maxOf(rows.map((r) => Math.max(r.observedFraction, r.theoretical)), 1e-9)
+  const label = maxOf(rows.map((r) => r.length.length))
   const out: string[] = []
   for (const r of rows) {
     const obs = solidBar(r.observedFraction / top, width).padEnd(width)
@@ -59,9 +60,9 @@ export function spanLengthChart(rows: SpanLengthRow[], width: number, p: Paint):
 
 /** A length histogram: one line per bin, `from – to`, a bar scaled to the fullest bin, the count. */
 export function histogramChart(bins: Array<{from: number; to: number; count: number}>, width: number, p: Paint): string[] {
-  const top = Math.max(...bins.map((b) => b.count), 1)
-  const fw = Math.max(...bins.map((b) => String(b.from).length), 0)
-  const tw = Math.max(...bins.map((b) => String(b.to).length), 0)
+  const top = maxOf(bins.map((b) => b.count), 1)
+  const fw = maxOf(bins.map((b) => String(b.from).length), 0)
+  const tw = maxOf(bins.map((b) => String(b.to).length), 0)
   const single = bins.every((b) => b.from === b.to) // bins one value wide: no ranges
   const label = (b: {from: number; to: number}) => (single ? String(b.from).padStart(fw) : `${String(b.from).padStart(fw)} – ${String(b.to).padStart(tw)}`)
   return bins.map((b) => `  ${label(b)}  ${p.observed(solidBar(b.count / top, width).padEnd(width))} ${int(b.count)}`)

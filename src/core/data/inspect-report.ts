@@ -13,7 +13,9 @@ export function formatReport(s: InspectSummary, p: Paint): string[] {
   out.push(field('tokens', int(s.tokens) + content))
   out.push(field('documents', s.documents === null ? p.dim('— (no doc field)') : int(s.documents)))
   if (s.pairs) out.push(field('pairs', `${int(s.pairs.examples)} with next  (${pct(s.pairs.next / s.pairs.examples)} next = true)`))
+  // spread-ok: a report section: one line per histogram row
   if (s.records > 0) out.push('', ...lengthSection(s.length, p))
+  // spread-ok: report sections: one line per histogram row
   if (s.masking) out.push('', ...maskingSection(s.masking, p), '', ...chartSection(s.masking, p))
   return out
 }

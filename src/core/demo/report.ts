@@ -7,6 +7,7 @@ import type {Curves, Series} from '../plot/curves.js'
 import {shortNumber} from '../plot/scale.js'
 import {curvesChart, seriesPaint} from '../plot/terminal.js'
 import type {HeldOut} from './learned.js'
+import {maxOf} from '../util/arrays.js'
 
 /** A timed stage of the demo and what its results table row says. */
 export interface DemoRow {
@@ -74,7 +75,7 @@ export function learnedTable(
   const rows: string[][] = [['', 'cross-entropy', 'accuracy', 'cross-entropy', 'accuracy', 'cross-entropy', 'accuracy']]
   rows.push(row('masked tokens (MLM head)', model.mlm, baseline.mlm))
   if (model.sbo) rows.push(row('from span boundaries (SBO head)', model.sbo, baseline.sbo))
-  const w = rows[0].map((_, j) => Math.max(...rows.map((r) => r[j].length)))
+  const w = rows[0].map((_, j) => maxOf(rows.map((r) => r[j].length)))
   const line = (r: string[]) =>
     `  ${r[0].padEnd(w[0])}   ${r
       .slice(1)
@@ -124,7 +125,7 @@ export function resultsTable(rows: DemoRow[], totalSeconds: number): string[] {
     ...rows.map((r) => ({...r, time: duration(r.seconds)})),
     {stage: 'whole demo', what: '', result: '', time: duration(totalSeconds)},
   ]
-  const w = (k: 'stage' | 'what' | 'result') => Math.max(...all.map((r) => r[k].length))
+  const w = (k: 'stage' | 'what' | 'result') => maxOf(all.map((r) => r[k].length))
   const [ws, ww, wr] = [w('stage'), w('what'), w('result')]
   return all.map((r) => `  ${r.stage.padEnd(ws)}   ${r.what.padEnd(ww)}   ${r.result.padEnd(wr)}   ${r.time}`.trimEnd())
 }

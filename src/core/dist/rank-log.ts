@@ -23,6 +23,7 @@ export function prefixStderr(rank: number, stream: NodeJS.WriteStream = process.
       out += (atLineStart ? prefix : '') + piece
       atLineStart = piece.endsWith('\n')
     }
+    // spread-ok: a write call's own arguments (encoding, callback)
     return (write as (c: string, ...r: unknown[]) => boolean)(out, ...rest)
   }) as typeof stream.write
   return {

@@ -14,6 +14,7 @@ import {Rng} from '../util/rng.js'
 import {graphSelftestRow} from './selftest-graph.js'
 import {fp16Cases} from './selftest-fp16.js'
 import {optimiserCases} from './selftest-optimiser.js'
+import {maxOf} from '../util/arrays.js'
 
 /**
  * `span doctor --selftest` (issue 20): every registered cuda kernel against the reference backend
@@ -130,14 +131,19 @@ const maxAbs = (v: number[]) => v.reduce((m, x) => Math.max(m, Math.abs(x)), 0)
  */
 function stepError(got: Out[], want: Out[]): {err: number; worst: string} {
   if (got.length !== want.length) return {err: Infinity, worst: `${got.length} outputs, expected ${want.length}`}
-  const floor = 1e-4 * Math.max(...want.slice(1).map((w) => maxAbs(w.v)), 1e-6)
+  const floor =
+    1e-4 *
+    maxOf(
+      want.slice(1).map((w) => maxAbs(w.v)),
+      1e-6,
+    )
   const errs = got.map((g, j) => {
     const w = want[j].v
     if (g.shape.join() !== want[j].shape.join()) return Infinity
     const scale = Math.max(maxAbs(w), floor)
     return g.v.reduce((m, x, i) => Math.max(m, Number.isNaN(x) ? Infinity : Math.abs(x - w[i]) / scale), 0)
   })
-  const j = errs.indexOf(Math.max(...errs))
+  const j = errs.indexOf(maxOf(errs))
   return {err: errs[j], worst: want[j].name ?? String(j)}
 }
 
@@ -209,7 +215,10 @@ export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestRepo
 /** The table `span doctor --selftest` prints. */
 export function selftestTable(r: SelftestReport): string {
   const all = [...r.rows, r.step]
-  const w = Math.max(...all.map((x) => x.kernel.length), 6)
+  const w = maxOf(
+    all.map((x) => x.kernel.length),
+    6,
+  )
   const line = (x: SelftestRow) =>
     `${x.kernel.padEnd(w)}  ${String(x.cases).padStart(5)}  ${x.maxRelError.toExponential(2).padStart(9)}  ${x.ok ? 'ok' : 'FAIL'}\n`
   const failed = all.filter((x) => !x.ok).length

@@ -146,6 +146,7 @@ async function startBackend(name: ConcreteBackend, threads?: number): Promise<st
 async function importQuietly(pkg: string): Promise<void> {
   const warn = console.warn
   console.warn = (...args: unknown[]) => {
+    // spread-ok: console.warn's own arguments
     if (!/^The kernel '[^']+' for backend 'tensorflow' is already registered$/.test(String(args[0]))) warn(...args)
   }
   try {

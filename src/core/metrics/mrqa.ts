@@ -8,6 +8,7 @@
  * Goldens: fixtures/mrqa/golden-eval.json (tools/make-mrqa-goldens.py runs the script).
  */
 import {exactMatchV1, f1ScoreV1} from './squad.js'
+import {maxOf} from '../util/arrays.js'
 
 export interface MrqaResult {
   exact_match: number
@@ -30,7 +31,7 @@ export function answerDict(questions: Iterable<MrqaQuestion>): Map<string, strin
 /** max over the gold answers; Python's max([]) raises. */
 function maxOver(qid: string, golds: string[], score: (g: string) => number): number {
   if (golds.length === 0) throw new Error(`question ${qid} has no gold answers`)
-  return Math.max(...golds.map(score))
+  return maxOf(golds.map(score))
 }
 
 /** evaluate(answers, predictions, skip_no_answer). */

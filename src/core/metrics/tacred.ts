@@ -7,6 +7,7 @@
  * fixtures/tacred/golden-scorer.json (tools/make-tacred-goldens.py runs the script itself).
  */
 import {cFixed} from './cformat.js'
+import {maxOf} from '../util/arrays.js'
 
 export interface RelationCounts {
   correct: Map<string, number>
@@ -77,7 +78,10 @@ export function pyPercent(x: number, decimals: number): string {
 /** The script's stdout: the per-relation table, a blank line, then the three micro lines. */
 export function relationTable(r: RelationReport): string {
   const names = Object.keys(r.per_relation)
-  const width = Math.max(0, ...names.map((n) => [...n].length))
+  const width = maxOf(
+    names.map((n) => [...n].length),
+    0,
+  )
   const pad = (x: number) => (x < 0.1 ? ' ' : '') + (x < 1.0 ? ' ' : '')
   const rows = names.map((n) => {
     const v = r.per_relation[n]

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import type {MaskedExample} from '../data/masked.js'
 import {SpanError} from '../stream/errors.js'
+import {maxOf} from '../util/arrays.js'
 
 // A masked example record is parsed and checked in data/ (docs/formats.md#masked-examples).
 export {type MaskedExample, toMaskedExample} from '../data/masked.js'
@@ -43,7 +44,7 @@ export interface CollateOptions {
 /** Pads a list of masked examples into one batch (see HostBatch). */
 export function collate(examples: MaskedExample[], o: CollateOptions): HostBatch {
   if (examples.length === 0) throw new SpanError('cannot collate an empty batch')
-  const longest = Math.max(...examples.map((e) => e.ids.length))
+  const longest = maxOf(examples.map((e) => e.ids.length))
   const T = o.length ?? longest
   if (longest > T) throw new SpanError(`an example of ${longest} tokens does not fit the batch length ${T}`)
   if (T > o.maxPositions) throw new SpanError(`batch length ${T} exceeds the model's ${o.maxPositions} positions`)

@@ -7,6 +7,7 @@ import {SpanError} from '../stream/errors.js'
 import {type BertConfig, type Objective, configFromJson, configToJson} from './config.js'
 import {type ParamSpec, ParamStore, checkShape, initTensor} from './params.js'
 import {SpanBertForPreTraining} from './pretraining.js'
+import {BertEncoder} from './bert.js'
 import {type HostTensor, f32Tensor, toFloat32, writeSafetensors} from './safetensors.js'
 import {loadVocab} from '../text/vocab.js'
 import {resolveVocab} from './vocab-file.js'
@@ -135,14 +136,18 @@ export const isEncoderParam = (name: string): boolean => name.startsWith('bert.e
 /**
  * Parameters for `specs` from named host tensors (any HF naming variant, see normaliseNames):
  * taken where present (and, outside the encoder, where `fits` accepts them), else initialised
- * N(0, range) / zeros from `seed`; a missing encoder parameter is an error. The one loader
- * behind pre-training, QA and classification checkpoints.
+ * N(0, range) / zeros from `seed`; a missing encoder parameter is an error, and so is an encoder
+ * tensor the config does not describe (a layer past num_hidden_layers). `strict` (a fine-tuned
+ * model read to predict): every parameter must be there with its shape, heads included, since
+ * config.json describes them all. The one loader behind every checkpoint a command reads.
  */
 export function paramsFromTensors(
   specs: ParamSpec[], raw: Map<string, HostTensor>, source: string, seed: number, range: number,
-  fits: (spec: ParamSpec, t: HostTensor) => boolean = () => true,
+  fits: (spec: ParamSpec, t: HostTensor) => boolean = () => true, strict = false,
 ): ParamsFromTensors {
   const tensors = normaliseNames(raw)
+  checkDescribed(specs, tensors, source)
+  if (strict) checkComplete(specs, tensors, source, fits)
   const params = new ParamStore()
   const rng = new Rng(seed)
   const initialised: string[] = []
@@ -163,6 +168,45 @@ export function paramsFromTensors(
   }
   const known = new Set(specs.map((s) => s.name))
   return {params, initialised, ignored: [...tensors.keys()].filter((k) => !known.has(k))}
+}
+
+/** config.json and the weights disagree: in span's words, naming the tensor and the config field. */
+const disagree = (source: string, what: string) => new SpanError(`${source}: ${what} (config.json and the weights disagree)`)
+
+/** Every encoder tensor of the checkpoint is one the config describes (HF's position_ids buffer aside). */
+function checkDescribed(specs: ParamSpec[], tensors: Map<string, HostTensor>, source: string): void {
+  const known = new Set(specs.map((s) => s.name))
+  for (const name of tensors.keys()) {
+    if (!isEncoderParam(name) || known.has(name) || name.endsWith('.position_ids')) continue
+    const layer = /^bert\.encoder\.layer\.(\d+)\./.exec(name)
+    const layers = specs.filter((s) => /^bert\.encoder\.layer\.\d+\.attention\.self\.query\.weight$/.test(s.name)).length
+    throw disagree(source, layer ? `"${name}" is in layer ${layer[1]}, config.json has num_hidden_layers ${layers}` : `"${name}" is not a parameter of the encoder config.json describes`)
+  }
+}
+
+/** config.json's num_labels against the rows of the classifier it describes (a fine-tuned model read to predict, whose labels come from its run's settings). */
+export function checkLabelCount(json: Record<string, unknown>, raw: Map<string, HostTensor>, source: string): void {
+  const w = raw.get('classifier.weight')
+  if (typeof json.num_labels === 'number' && w && w.shape[0] !== json.num_labels)
+    throw disagree(source, `"classifier.weight" has ${w.shape[0]} rows, config.json's num_labels is ${json.num_labels}`)
+}
+
+/** The encoder's tensors against the config that describes them (export, which builds no model): all there, shapes equal, no others. */
+export function checkEncoderWeights(config: BertConfig, raw: Map<string, HostTensor>, source: string): void {
+  const specs = BertEncoder.specs(config)
+  const tensors = normaliseNames(raw)
+  checkDescribed(specs, tensors, source)
+  checkComplete(specs, tensors, source, () => true)
+}
+
+/** Every parameter present with the shape the config gives it (a fine-tuned model read to predict). */
+function checkComplete(specs: ParamSpec[], tensors: Map<string, HostTensor>, source: string, fits: (spec: ParamSpec, t: HostTensor) => boolean): void {
+  for (const spec of specs) {
+    const t = tensors.get(spec.name)
+    if (!t) throw disagree(source, `no "${spec.name}", which config.json's model has`)
+    const same = t.shape.length === spec.shape.length && t.shape.every((d, i) => d === spec.shape[i])
+    if (!same || !fits(spec, t)) throw disagree(source, `"${spec.name}" has shape [${t.shape.join(', ')}], config.json's model [${spec.shape.join(', ')}]`)
+  }
 }
 
 /**

@@ -144,15 +144,15 @@ export async function readConfigJson(dir: string): Promise<{config: BertConfig; 
  * from a checkpoint directory: a span pretrain checkpoint, a Hugging Face BERT, or a model
  * fine-tuned here. What is missing outside the encoder starts N(0, initializer_range) / zeros.
  */
-export async function loadClassifier(dir: string, head: HeadConfig, seed: number): Promise<LoadedClassifier> {
+export async function loadClassifier(dir: string, head: HeadConfig, seed: number, strict = false): Promise<LoadedClassifier> {
   const {config} = await readConfigJson(dir)
   const {tensors, source} = await readWeights(dir)
-  return classifierFromTensors(config, head, tensors, source, seed)
+  return classifierFromTensors(config, head, tensors, source, seed, strict)
 }
 
-export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw: Map<string, HostTensor>, source: string, seed: number): LoadedClassifier {
+export function classifierFromTensors(config: BertConfig, head: HeadConfig, raw: Map<string, HostTensor>, source: string, seed: number, strict = false): LoadedClassifier {
   // a head of another shape (a checkpoint fine-tuned for another label count) starts afresh
-  const {params, initialised, ignored} = paramsFromTensors(BertForSequenceClassification.specs(config, head), raw, source, seed, config.initializer_range, sameShape)
+  const {params, initialised, ignored} = paramsFromTensors(BertForSequenceClassification.specs(config, head), raw, source, seed, config.initializer_range, sameShape, strict)
   return {model: new BertForSequenceClassification(config, head, params), initialised, ignored}
 }
 

@@ -5,6 +5,7 @@ import type {SpecialIds} from '../stream/header.js'
 import type {BertConfig} from './config.js'
 import {type Pooling, fmt, formatRow, hiddenStates, pool} from './encode.js'
 import type {SpanBertForPreTraining} from './pretraining.js'
+import {maxOf} from '../util/arrays.js'
 
 /** How span vectors are made from token states (SpanBERT issue #71): [h(s); h(e)], the mean or the max over s…e. */
 export type SpanPool = 'endpoints' | 'mean' | 'max'
@@ -64,7 +65,7 @@ function checkSpans(raw: unknown, n: number, shift: number, source: string, line
 /** Pads a batch, runs the encoder (dropout off) and returns one output line per item. */
 export async function encodeBatch(model: SpanBertForPreTraining, items: EncodeItem[], o: EncodeOptions, padId: number): Promise<string[]> {
   const B = items.length
-  const T = Math.max(...items.map((it) => it.ids.length))
+  const T = maxOf(items.map((it) => it.ids.length))
   const ids = new Int32Array(B * T).fill(padId)
   const seg = new Int32Array(B * T)
   const mask = new Float32Array(B * T)

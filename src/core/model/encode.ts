@@ -4,6 +4,7 @@ import {BertEmbeddings, BertLayer} from './bert.js'
 import type {BertConfig} from './config.js'
 import {EVAL} from './layers.js'
 import type {ParamStore} from './params.js'
+import {maxOf} from '../util/arrays.js'
 
 /** How `span encode` turns per-token states into output. */
 export type Pooling = 'none' | 'cls' | 'mean'
@@ -36,7 +37,7 @@ export function hiddenStates(p: ParamStore, c: BertConfig, ids: tf.Tensor2D, seg
     const [B, T] = ids.shape
     const maskAdd = tf.scalar(1).sub(mask).mul(-10000).reshape([B, 1, 1, T]) as tf.Tensor4D // [B, 1, 1, T]
     const states: tf.Tensor3D[] = [new BertEmbeddings(p, c).forward(ids, segments, EVAL)] // [B, T, H]
-    const deepest = Math.max(...layers)
+    const deepest = maxOf(layers)
     for (let i = 0; i < deepest; i++) {
       states.push(new BertLayer(p, c, `bert.encoder.layer.${i}`).forward(states[i], maskAdd, EVAL)) // [B, T, H]
     }

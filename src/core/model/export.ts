@@ -2,7 +2,7 @@ import {copyFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {SpanError} from '../stream/errors.js'
 import {writeFilesInto} from '../util/write-into.js'
-import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkpointVocab, readConfig, tokenizerFiles} from './checkpoint.js'
+import {CONFIG_FILE, type CheckpointFile, WEIGHTS_FILE, checkEncoderWeights, checkpointVocab, readConfig, tokenizerFiles} from './checkpoint.js'
 import {writeSafetensors} from './safetensors.js'
 import {loadVocab} from '../text/vocab.js'
 import {writeTorchFile} from './torch/torch-save.js'
@@ -20,8 +20,9 @@ export async function exportCheckpoint(dir: string, out: string, format: ExportF
   const config = await readConfig(dir)
   const vocabPath = await checkpointVocab(dir, vocab)
   loadVocab(vocabPath) // a BERT vocabulary ([PAD], [UNK], [CLS], [SEP], [MASK]), else refused by name: one without [CLS] was exported
-  const {tensors} = await readWeights(dir)
+  const {tensors, source} = await readWeights(dir)
   if (tensors.size === 0) throw new SpanError(`${dir}: the checkpoint holds no tensors`)
+  checkEncoderWeights(config, tensors, source) // config.json is copied as it is: it must describe these weights
   const list = [...tensors]
   const weights: CheckpointFile =
     format === 'pytorch'

@@ -65,6 +65,7 @@ export class BertForQuestionAnswering {
   /** run_squad's loss: (CE(start) + CE(end)) / 2, each the mean over the batch (call inside tf.tidy). */
   loss(b: QaHostBatch, ctx: ForwardContext): tf.Scalar {
     if (!b.starts || !b.ends) throw new Error('a training batch needs start and end labels')
+    // spread-ok: three tensors (ids, types, mask)
     const {start, end} = this.forward(...batchTensors(b), ctx) // [B, T] each
     const ceStart = crossEntropySum(start, tf.tensor1d(b.starts, 'int32')) // []
     const ceEnd = crossEntropySum(end, tf.tensor1d(b.ends, 'int32')) // []

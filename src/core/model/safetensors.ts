@@ -86,10 +86,42 @@ export function decodeSafetensors(buf: Uint8Array, source: string): SafetensorsF
   const tensors = new Map<string, HostTensor>()
   let metadata: Record<string, string> = {}
   for (const [name, entry] of Object.entries(header)) {
-    if (name === '__metadata__') metadata = (entry ?? {}) as Record<string, string>
+    if (name === '__metadata__') metadata = checkMetadata(entry, fail)
     else tensors.set(name, decodeEntry(name, entry, data, fail))
   }
+  checkLayout(header as Record<string, {data_offsets: [number, number]}>, data.byteLength, fail)
   return {tensors, metadata}
+}
+
+/** __metadata__: a map of strings to strings (the format's only allowed form). */
+function checkMetadata(entry: unknown, fail: (m: string) => never): Record<string, string> {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || !Object.values(entry).every((v) => typeof v === 'string')) {
+    fail('corrupt safetensors header: __metadata__ is not a map of strings to strings')
+  }
+  return entry as Record<string, string>
+}
+
+/**
+ * The format's layout rule (huggingface/safetensors, the "format" section of its README and
+ * Metadata::validate in safetensors/src/tensor.rs @v0.4.5): taken in order of their offsets, the
+ * tensors' byte ranges start at 0, each where the one before ends (none overlapping, no hole), and
+ * the last ends where the data ends. So a range cannot be read twice as two tensors, and no bytes
+ * hide between them.
+ */
+function checkLayout(header: Record<string, {data_offsets: [number, number]}>, size: number, fail: (m: string) => never): void {
+  const ranges = Object.entries(header)
+    .filter(([name]) => name !== '__metadata__')
+    .map(([name, e]) => ({name, begin: e.data_offsets[0], end: e.data_offsets[1]}))
+    .sort((a, b) => a.begin - b.begin || a.end - b.end)
+  let at = 0
+  let before = ''
+  for (const r of ranges) {
+    if (r.begin < at) fail(`tensor "${r.name}" (bytes ${r.begin}-${r.end}) overlaps "${before}" (ending at ${at})`)
+    if (r.begin > at) fail(`${r.begin - at} bytes before tensor "${r.name}" belong to no tensor (the data must be covered exactly)`)
+    at = r.end
+    before = r.name
+  }
+  if (at !== size) fail(`${size - at} bytes after the last tensor belong to no tensor (the data must be covered exactly)`)
 }
 
 function decodeEntry(name: string, entry: unknown, data: Uint8Array, fail: (m: string) => never): HostTensor {

@@ -48,6 +48,7 @@ export class BertForTokenClassification {
     raw: Map<string, HostTensor>,
     source: string,
     seed: number,
+    strict = false,
   ): {model: BertForTokenClassification; initialised: string[]} {
     const fits = (spec: ParamSpec, t: HostTensor) => t.shape.length === spec.shape.length && t.shape.every((d, i) => d === spec.shape[i])
     const {params, initialised} = paramsFromTensors(
@@ -57,6 +58,7 @@ export class BertForTokenClassification {
       seed,
       c.initializer_range,
       fits,
+      strict,
     )
     return {model: new BertForTokenClassification(c, h, params), initialised}
   }

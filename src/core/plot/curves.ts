@@ -8,6 +8,7 @@
 import {errorAt, SpanError} from '../stream/errors.js'
 import type {Source} from '../stream/lines.js'
 import {readNdjson} from '../stream/ndjson.js'
+import {maxOf, minOf} from '../util/arrays.js'
 
 /** One curve: its points in step order. */
 export interface Series {
@@ -100,7 +101,7 @@ export class CurveBuilder {
       },
     ].filter((p) => p.series.length > 0)
     const steps = panels.flatMap((p) => p.series.flatMap((s) => s.points.map(([x]) => x)))
-    return {source: this.source, records: this.count, panels, steps: [Math.min(...steps), Math.max(...steps)]}
+    return {source: this.source, records: this.count, panels, steps: [minOf(steps), maxOf(steps)]}
   }
 }
 

@@ -7,6 +7,7 @@
 import {escapeXml, FONT, textWidth} from '../data/chart-svg.js'
 import {colorIndex, type Curves, type Panel, type Series} from './curves.js'
 import {niceAxis, shortNumber, tickLabel, type Axis} from './scale.js'
+import {maxOf, minOf, pushAll} from '../util/arrays.js'
 
 const W = 880
 const M = {left: 80, right: 32} // plot margins, both panels
@@ -24,7 +25,7 @@ export function curvesSvg(c: Curves, title: string, subtitle: string): string {
   let top = HEAD
   for (const panel of c.panels) {
     const rows = legendRows(panel, pw)
-    parts.push(...panelSvg(panel, x, top, rows))
+    pushAll(parts, panelSvg(panel, x, top, rows))
     top += PANEL.title + rows.length * PANEL.legendRow + PANEL.plot + PANEL.axis
   }
   const H = top + 8
@@ -69,7 +70,7 @@ function legendRows(panel: Panel, pw: number): LegendItem[][] {
 
 function panelSvg(panel: Panel, x: Axis, top: number, legend: LegendItem[][]): string[] {
   const ys = panel.series.flatMap((s) => s.points.map(([, v]) => v))
-  const y = niceAxis(Math.min(...ys), Math.max(...ys), 5)
+  const y = niceAxis(minOf(ys), maxOf(ys), 5)
   const pw = W - M.left - M.right
   const plotTop = top + PANEL.title + legend.length * PANEL.legendRow + 6
   const base = plotTop + PANEL.plot

@@ -13,6 +13,7 @@
 import chalk, {Chalk} from 'chalk'
 import {colorIndex, type Curves, type Panel, type Series} from './curves.js'
 import {niceAxis, shortNumber, tickLabel, type Axis} from './scale.js'
+import {maxOf, minOf} from '../util/arrays.js'
 
 export const GLYPHS = ['•', '×', '+', 'o', '*', '#', '~', '^']
 
@@ -39,7 +40,7 @@ export interface ChartSize {
  */
 function yAxis(panel: Panel, target: number): Axis {
   const ys = panel.series.flatMap((s) => s.points.map(([, y]) => y))
-  const [lo, hi] = [Math.min(...ys), Math.max(...ys)]
+  const [lo, hi] = [minOf(ys), maxOf(ys)]
   const round = niceAxis(lo, hi, target)
   if (hi === lo) return round
   return {min: lo, max: hi, step: round.step, ticks: round.ticks.filter((t) => t >= lo - round.step * 1e-9 && t <= hi + round.step * 1e-9)}
@@ -47,12 +48,16 @@ function yAxis(panel: Panel, target: number): Axis {
 
 const yAxisOf = (panel: Panel, size: ChartSize) => yAxis(panel, Math.max(2, Math.round(size.height / 2.5)))
 
-const labelWidth = (y: Axis) => Math.max(0, ...y.ticks.map((t) => tickLabel(t, y.step).length))
+const labelWidth = (y: Axis) =>
+  maxOf(
+    y.ticks.map((t) => tickLabel(t, y.step).length),
+    0,
+  )
 
 /** Every panel of the curves, one under the other, on one step axis (their plots aligned). */
 export function curvesChart(c: Curves, size: ChartSize, p: SeriesPaint): string[] {
   const x = niceAxis(c.steps[0], c.steps[1], 4, true)
-  const lw = Math.max(...c.panels.map((panel) => labelWidth(yAxisOf(panel, size))))
+  const lw = maxOf(c.panels.map((panel) => labelWidth(yAxisOf(panel, size))))
   return c.panels.flatMap((panel, i) => [...(i > 0 ? [''] : []), ...panelChart(panel, x, size, p, lw)])
 }
 
@@ -65,7 +70,10 @@ export function panelChart(panel: Panel, x: Axis, size: ChartSize, p: SeriesPain
   const colors = colorIndex(panel)
   panel.series.forEach((s, i) => drawSeries(grid, s, i, colors[i], col, row))
   const labels = new Map(y.ticks.map((t) => [row(t), tickLabel(t, y.step)]))
-  const lw = Math.max(minLabel, ...[...labels.values()].map((l) => l.length))
+  const lw = maxOf(
+    [...labels.values()].map((l) => l.length),
+    minLabel,
+  )
   const body = grid.map((cells, r) => {
     const axis = labels.has(r) ? `${(labels.get(r) as string).padStart(lw)} ┤` : `${''.padStart(lw)} │`
     return `  ${p.dim(axis)}${cells

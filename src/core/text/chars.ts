@@ -1,4 +1,5 @@
 import {CJK, NONBREAK, PRE_PUNCT, PRE_WHITESPACE, REMOVED, REORDER, SPACE, SURVIVORS, UNCASED_DELTA, UNCASED_DROP, UNCASED_MULTI} from './tables/chars.js'
+import {maxOf} from '../util/arrays.js'
 
 /**
  * What BERT's BasicTokenizer does with one input code point, for the scanner in basic.ts. The
@@ -44,7 +45,7 @@ export const enum Pre {
 }
 
 /** The most UTF-16 code units one input code unit can normalise to (words only, spaces not kept). */
-export const MAX_EXPANSION = Math.max(3, ...UNCASED_MULTI.filter((x): x is string => typeof x === 'string').map((x) => x.length))
+export const MAX_EXPANSION = maxOf(UNCASED_MULTI.filter((x): x is string => typeof x === 'string').map((x) => x.length), 3)
 
 const preWs = new Set(PRE_WHITESPACE)
 const spaceSet = new Set(SPACE)

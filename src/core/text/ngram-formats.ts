@@ -8,6 +8,7 @@
  * MultiTokenizer default), so that is the max_n of these formats.
  */
 import {errorAt} from '../stream/errors.js'
+import {minOf} from '../util/arrays.js'
 
 /** max_n of the reference's segmentation (MultiTokenizer's max_n default). */
 export const REFERENCE_MAX_N = 5
@@ -56,7 +57,7 @@ export class JsonDictReader implements DictLineReader {
   }
 
   result(): DictContent {
-    return {maxN: REFERENCE_MAX_N, minCount: Math.min(...this.last.values(), Infinity) | 0, keys: new Set(this.last.keys())}
+    return {maxN: REFERENCE_MAX_N, minCount: minOf(this.last.values()) | 0, keys: new Set(this.last.keys())}
   }
 }
 

@@ -147,7 +147,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   } catch (err) {
     throw bad('objectives', `a list of mlm, sbo, nsp that includes mlm (${(err as Error).message})`)
   }
-  if (lossScaleProblem(c)) throw bad(...lossScaleProblem(c)!) // fp16's loss scaler (loss-scale.ts)
+  if (lossScaleProblem(c)) throw bad(...lossScaleProblem(c)!) // spread-ok: a [message, flag] pair; fp16's loss scaler (loss-scale.ts)
   checkHeads(c, origin)
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')

@@ -6,6 +6,7 @@ import {makeDirs} from '../util/dirs.js'
 import {fsError, isErrno} from '../util/fs-errors.js'
 import {ProtoWriter, RecordError, decodeFields, frameRecord, readRecords} from './tfrecord.js'
 import {readWhole} from '../util/read-whole.js'
+import {pushAll} from '../util/arrays.js'
 
 /**
  * TensorBoard event files: TFRecords of `tensorflow.Event` protobufs
@@ -110,7 +111,7 @@ export function decodeEvent(data: Uint8Array): TbEvent {
     if (f.field === 1 && f.bytes) ev.wallTime = Buffer.from(f.bytes).readDoubleLE(0)
     else if (f.field === 2 && f.int !== undefined) ev.step = Number(BigInt.asIntN(64, f.int))
     else if (f.field === 3 && f.bytes) ev.fileVersion = Buffer.from(f.bytes).toString('utf8')
-    else if (f.field === 5 && f.bytes) ev.scalars.push(...decodeSummary(f.bytes))
+    else if (f.field === 5 && f.bytes) pushAll(ev.scalars, decodeSummary(f.bytes))
   }
   return ev
 }

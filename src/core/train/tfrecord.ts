@@ -9,6 +9,7 @@
  * tensorboard/compat/tensorflow_stub/pywrap_tensorflow.py (masked_crc32c), pinned to
  * tensorflow@v2.15.0 and tensorboard@2.15.0; the CRC is Castagnoli's (RFC 3720 §B.4).
  */
+import {pushAll} from '../util/arrays.js'
 
 /** CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), one byte a step through a 256-entry table. */
 const CRC32C_TABLE: Uint32Array = (() => {
@@ -102,27 +103,27 @@ export class ProtoWriter {
   private parts: number[] = []
 
   varint(field: number, value: number | bigint): this {
-    this.parts.push(...tag(field, WIRE.varint), ...varint(value))
+    pushAll(this.parts, tag(field, WIRE.varint), varint(value))
     return this
   }
 
   double(field: number, value: number): this {
     const b = Buffer.alloc(8)
     b.writeDoubleLE(value)
-    this.parts.push(...tag(field, WIRE.fixed64), ...b)
+    pushAll(this.parts, tag(field, WIRE.fixed64), b)
     return this
   }
 
   float(field: number, value: number): this {
     const b = Buffer.alloc(4)
     b.writeFloatLE(value)
-    this.parts.push(...tag(field, WIRE.fixed32), ...b)
+    pushAll(this.parts, tag(field, WIRE.fixed32), b)
     return this
   }
 
   bytes(field: number, value: Uint8Array | string): this {
     const b = typeof value === 'string' ? Buffer.from(value, 'utf8') : value
-    this.parts.push(...tag(field, WIRE.bytes), ...varint(b.length), ...b)
+    pushAll(this.parts, tag(field, WIRE.bytes), varint(b.length), b)
     return this
   }
 

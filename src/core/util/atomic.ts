@@ -180,6 +180,7 @@ export async function recoverRun(out: string): Promise<string[]> {
   const names = await readdir(out).catch(() => [] as string[])
   const saved = new Set(names.map((n) => /^\.(.+)\.(?:tmp|old)-\d+$/.exec(n)?.[1]).filter((n) => n !== undefined))
   const done: string[] = []
+  // spread-ok: the notices of one folder: one per leftover
   for (const name of saved) done.push(...(await recoverDir(join(out, name)))) // each with its notice
   return [...done, ...(await recoverDir(out))] // then the run directory's own (it is never saved whole)
 }
@@ -188,6 +189,7 @@ export async function recoverRun(out: string): Promise<string[]> {
 export async function recoverSaves(out: string, resume?: string | null): Promise<string[]> {
   const done = await recoverRun(out)
   const rel = resume ? relative(resolve(out), resolve(resume)) : ''
+  // spread-ok: the notices of one folder: one per leftover
   if (resume && (rel.startsWith('..') || isAbsolute(rel))) done.push(...(await recoverDir(resume)))
   return done
 }

@@ -93,6 +93,7 @@ class Collector {
 /** All of file descriptor `fd` (0: stdin), at most LIMITS[kind] bytes (else tooLarge). */
 export function readFdSync(fd: number, path: string, kind: FileKind, read = (b: Buffer, at: number, n: number) => readSync(fd, b, at, n, null)): Buffer {
   const c = new Collector(fstatSync(fd), path, kind)
+  // spread-ok: [buffer, offset, length]
   while (c.add(read(...c.room())));
   return c.result()
 }
@@ -112,6 +113,7 @@ export async function readWhole(path: string, kind: FileKind): Promise<Buffer> {
   const fh = await open(path, 'r')
   try {
     const c = new Collector(await fh.stat(), path, kind)
+    // spread-ok: [buffer, offset, length]
     while (c.add((await fh.read(...c.room(), null)).bytesRead));
     return c.result()
   } finally {

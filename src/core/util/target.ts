@@ -29,8 +29,10 @@ export async function realPathOf(path: string, depth = 0): Promise<string> {
   const rest: string[] = []
   for (let p = abs; ; p = dirname(p)) {
     const real = await realpath(p).catch(() => null)
+    // spread-ok: a path's components (PATH_MAX bounds them)
     if (real !== null) return join(real, ...rest.reverse())
     const link = depth < 40 ? await readlink(p).catch(() => null) : null // a dangling link: where it points
+    // spread-ok: a path's components (PATH_MAX bounds them)
     if (link !== null) return realPathOf(join(resolve(dirname(p), link), ...rest.reverse()), depth + 1)
     if (dirname(p) === p) return abs
     rest.push(basename(p))
@@ -52,7 +54,7 @@ export async function samePlace(a: string, b: string): Promise<boolean> {
 
 /** Flags that name an output file, and flags or arguments that name an input (file or directory). */
 const OUTPUT_FLAGS = ['output', 'svg', 'write-unigram', 'to']
-const INPUT_FLAGS = [
+export const INPUT_FLAGS = [
   'file',
   'input',
   'vocab',

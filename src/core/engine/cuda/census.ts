@@ -13,6 +13,7 @@ export function recordKernels(f: () => void): Set<string> {
   const seen = new Set<string>()
   engine.runKernel = function (this: unknown, name: string, ...rest: unknown[]) {
     seen.add(name)
+    // spread-ok: a kernel call's own arguments
     return original.call(this, name, ...rest)
   }
   try {

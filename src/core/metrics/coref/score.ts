@@ -13,6 +13,7 @@ import {ceaf} from './ceaf.js'
 import {addCounts, type RPCounts, rpf, zeroCounts} from './counts.js'
 import {identifyMentions, type Span} from './mentions.js'
 import {muc} from './muc.js'
+import {pushAll} from '../../util/arrays.js'
 
 export interface CorefDocument {
   key: string
@@ -72,7 +73,7 @@ function addAll(into: CorefCounts, c: CorefCounts): void {
   for (const m of ['mentions', 'muc', 'bcub', 'ceafm', 'ceafe'] as const) addCounts(into[m], c[m])
   for (const k of Object.keys(into.blanc) as (keyof BlancCounts)[]) into.blanc[k] += c.blanc[k]
   into.repeated += c.repeated
-  into.notes.push(...c.notes)
+  pushAll(into.notes, c.notes)
 }
 
 /** Last document per key, in the order keys first appear. */

@@ -17,7 +17,7 @@ class PickleWriter {
   private readonly parts: number[] = []
 
   op(...bytes: number[]): this {
-    this.parts.push(...bytes)
+    for (const b of bytes) this.parts.push(b)
     return this
   }
 

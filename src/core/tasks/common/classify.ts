@@ -6,7 +6,7 @@
 import {writeFile} from 'node:fs/promises'
 import {join} from 'node:path'
 import {Rng} from '../../util/rng.js'
-import {type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
+import {type CheckpointFile, VOCAB_FILE, WEIGHTS_FILE, checkLabelCount} from '../../model/checkpoint.js'
 import {
   BertForSequenceClassification,
   type ClsHostBatch,
@@ -67,15 +67,17 @@ export async function classifierFor(
   maxLen: number,
   seed: number,
   log: (l: string) => void,
+  strict = false, // predict: every parameter there with its shape
 ): Promise<BertForSequenceClassification> {
   if (!dir) {
     const config: BertConfig = presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)})
     return BertForSequenceClassification.init(config, head, seed)
   }
-  const {config} = await readConfigJson(dir)
+  const {config, json} = await readConfigJson(dir)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
+  if (strict) checkLabelCount(json, file.tensors, join(dir, WEIGHTS_FILE))
   if (vocabSize > config.vocab_size) file.tensors.set(WORD_EMBEDDINGS, grownRows(file.tensors.get(WORD_EMBEDDINGS), vocabSize, config, seed, dir))
-  const loaded = classifierFromTensors({...config, vocab_size: Math.max(vocabSize, config.vocab_size)}, head, file.tensors, dir, seed)
+  const loaded = classifierFromTensors({...config, vocab_size: Math.max(vocabSize, config.vocab_size)}, head, file.tensors, dir, seed, strict)
   if (loaded.initialised.length) log(`initialised ${loaded.initialised.join(', ')}`)
   if (maxLen > config.max_position_embeddings) {
     loaded.model.dispose()

@@ -38,6 +38,18 @@ export function corefUnits(docs: CorefText[], tok: WordPieceTokenizer, h: CorefH
   return docs.map((d) => featurise(d, tok, h.max_segment_len, h.genres))
 }
 
+/**
+ * The training documents that have words: a document of none (`#begin` straight to `#end`) has no
+ * span to learn from and no segment to encode, so it is left out, said once on `log`. (Dev and
+ * predict keep it: its prediction is empty, and the scorer counts it as it counts any document.)
+ */
+export function trainingUnits(units: CorefDoc[], log: (line: string) => void): CorefDoc[] {
+  const empty = units.filter((u) => u.wordOf.length === 0)
+  if (empty.length > 0)
+    log(`${empty.length} training document${empty.length === 1 ? '' : 's'} without words left out (${empty[0].key}${empty.length > 1 ? ', …' : ''})`)
+  return empty.length > 0 ? units.filter((u) => u.wordOf.length > 0) : units
+}
+
 /** A document's training loss: a random run of max_training_segments segments when it has more (truncate_example). */
 export function trainingLoss(model: CorefModel, d: CorefDoc, ctx: ForwardContext): tf.Scalar {
   const m = model.head.max_training_segments
@@ -98,6 +110,7 @@ export async function corefModel(
   vocabSize: number,
   seed: number,
   log: (l: string) => void,
+  strict = false,
 ): Promise<CorefModel> {
   if (!dir) return CorefModel.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, h.max_segment_len)}), h, seed)
   const {config} = await readConfigJson(dir)
@@ -105,7 +118,7 @@ export async function corefModel(
     throw new SpanError(`--max-segment-len ${h.max_segment_len} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`, 2)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const w = await readWeights(dir)
-  const {model, initialised} = CorefModel.fromTensors(config, h, w.tensors, w.source, seed)
+  const {model, initialised} = CorefModel.fromTensors(config, h, w.tensors, w.source, seed, strict)
   if (initialised.length) log(`initialised ${initialised.length} coreference head parameters (${initialised[0]}, …)`)
   return model
 }

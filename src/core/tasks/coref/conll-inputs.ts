@@ -64,7 +64,18 @@ function gumSplitFiles(dir: string, md: string, split: string): string[] {
   const names = sections.get(split)
   if (names === undefined) throw new SpanError(`${md}: no split '${split}' (it has ${[...new Set(['train', ...sections.keys()])].join(', ')})`, 2)
   const wanted = new Set(names)
-  return all.filter((f) => wanted.has(stem(f)))
+  const files = all.filter((f) => wanted.has(stem(f)))
+  // OntoGUM's folder lacks some of GUM's documents (its dev split 2 of 32), so a partial split is
+  // the data as published; a split of none would score (eval) or train on nothing: refused the same
+  // way by every command that reads a split (issue 36).
+  if (files.length === 0)
+    throw errorIn(
+      dir,
+      names.length === 0
+        ? `${basename(md)}'s split '${split}' names no documents`
+        : `none of the ${names.length} documents ${basename(md)}'s split '${split}' names is here (e.g. ${names[0]}.conll)`,
+    )
+  return files
 }
 
 /** A folder's files of a split, by GUM's splits.md or LitBank's tenfold_splits/. */

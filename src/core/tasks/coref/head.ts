@@ -11,6 +11,7 @@ import {type ForwardContext, dropout, linear} from '../../model/layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, linearSpecs} from '../../model/params.js'
 import {type CorefHeadConfig, pairFeatureDim, spanDim} from './config.js'
 import {weightedRows} from './rows.js'
+import {maxOf} from '../../util/arrays.js'
 
 export const P = 'coref'
 
@@ -68,7 +69,10 @@ export function rowsOf(table: tf.Tensor2D, at: ArrayLike<number>): tf.Tensor2D {
 export function spanVectors(m: Head, x: tf.Tensor2D, starts: Int32Array, ends: Int32Array): tf.Tensor2D {
   const K = starts.length
   const N = x.shape[0]
-  const L = Math.max(1, ...Array.from(starts, (s, i) => ends[i] - s + 1))
+  const L = maxOf(
+    Array.from(starts, (s, i) => ends[i] - s + 1),
+    1,
+  )
   const idx = new Int32Array(K * L)
   const logMask = new Float32Array(K * L)
   for (let k = 0; k < K; k++)

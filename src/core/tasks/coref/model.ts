@@ -22,6 +22,8 @@ import {coarseScores, fineScores, pickScores, refine} from './pairs.js'
 import {allEarlier, s2eAntecedentScores, s2eMentionScores, s2eReps, s2eSpecs} from './s2e.js'
 import type {CorefDoc} from './segments.js'
 import {type Antecedents, candidateSpans, extractSpans, topAntecedents} from './spans.js'
+import {predictBounded} from './predict-bounded.js'
+import {maxOf} from '../../util/arrays.js'
 
 /** What one document's forward pass gives: the top spans (host), their antecedents and scores. */
 export interface CorefOutput {
@@ -47,9 +49,9 @@ export class CorefModel {
   }
 
   /** From checkpoint tensors: the encoder must be there; the head is taken where its shapes fit, else starts afresh. */
-  static fromTensors(c: BertConfig, h: CorefHeadConfig, raw: Map<string, HostTensor>, source: string, seed: number) {
+  static fromTensors(c: BertConfig, h: CorefHeadConfig, raw: Map<string, HostTensor>, source: string, seed: number, strict = false) {
     const fits = (s: {shape: number[]}, t: HostTensor) => t.shape.length === s.shape.length && t.shape.every((d, i) => d === s.shape[i])
-    const {params, initialised} = paramsFromTensors(CorefModel.specs(c, h), raw, source, seed, c.initializer_range, fits)
+    const {params, initialised} = paramsFromTensors(CorefModel.specs(c, h), raw, source, seed, c.initializer_range, fits, strict)
     return {model: new CorefModel(c, h, params), initialised}
   }
 
@@ -66,7 +68,7 @@ export class CorefModel {
   /** The encoder over the document's segments, as one row per sub-token: [N, H] (call inside tf.tidy). */
   encode(d: CorefDoc, ctx: ForwardContext): tf.Tensor2D {
     const S = d.segments.length
-    const T = Math.max(...d.segments.map((s) => s.length))
+    const T = maxOf(d.segments.map((s) => s.length))
     const ids = new Int32Array(S * T) // [PAD] is 0 in BERT vocabularies; masked out either way
     const mask = new Float32Array(S * T)
     d.segments.forEach((s, k) => (ids.set(s, k * T), mask.fill(1, k * T, k * T + s.length)))
@@ -151,8 +153,14 @@ export class CorefModel {
     return o.mentionLoss ? loss.add(o.mentionLoss) : loss
   }
 
-  /** Predicted clusters of a whole document, as [firstWord, lastWord] spans. */
+  /**
+   * Predicted clusters of a whole document, as [firstWord, lastWord] spans; none for a document
+   * without words. Joshi et al.'s head a block at a time (./predict-bounded.ts: memory linear in
+   * the length); s2e's pair scores are k × k in one piece.
+   */
   predict(d: CorefDoc): [number, number][][] {
+    if (d.wordOf.length === 0) return []
+    if (this.head.head_type !== 's2e') return predictBounded(this, d)
     const box: {o?: CorefOutput; host?: ArrayLike<number>} = {}
     tf.tidy(() => {
       box.o = this.forward(d, EVAL)

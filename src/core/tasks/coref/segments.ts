@@ -8,6 +8,7 @@
  */
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import {sentenceIds} from './sentences.js'
+import {pushAll} from '../../util/arrays.js'
 
 /** What the model needs of a document (tasks/coref/conll.ts ConllDoc has these fields). */
 export interface CorefText {
@@ -52,7 +53,7 @@ function subTokens(words: string[], tok: WordPieceTokenizer, cap: number): {ids:
   for (const w of words) {
     first.push(ids.length)
     const sub = tok.encode(w)
-    ids.push(...(sub.length > 0 ? sub.slice(0, cap) : [tok.vocab.special.unk]))
+    pushAll(ids, sub.length > 0 ? sub.slice(0, cap) : [tok.vocab.special.unk])
   }
   first.push(ids.length)
   return {ids, first}

@@ -104,16 +104,40 @@ export interface Antecedents {
  * with masked entries. fast: [k, k] row-major; only j < i is read.
  */
 export function topAntecedents(fast: ArrayLike<number>, k: number, c: number): Antecedents {
-  const index = new Int32Array(k * c)
-  const mask = new Uint8Array(k * c)
-  for (let i = 0; i < k; i++) {
-    const js = Array.from({length: i}, (_, j) => i - 1 - j) // nearest first
-    if (i > c) js.sort((a, b) => fast[i * k + b] - fast[i * k + a] || b - a)
-    const n = Math.min(i, c)
-    for (let t = 0; t < n; t++) {
-      index[i * c + t] = js[t]
-      mask[i * c + t] = 1
-    }
+  const ant = {c, index: new Int32Array(k * c), mask: new Uint8Array(k * c)}
+  topAntecedentRows(fast, k, 0, k, ant)
+  return ant
+}
+
+/** topAntecedents of the rows a..a+n into `ant` ([k, c]), fast holding those rows only: [n, k] row-major. */
+export function topAntecedentRows(fast: ArrayLike<number>, k: number, a: number, n: number, ant: Antecedents): void {
+  const {c, index, mask} = ant
+  const best = new Float64Array(c)
+  for (let i = a; i < a + n; i++) {
+    const row = (i - a) * k
+    const at = index.subarray(i * c, (i + 1) * c)
+    if (i <= c)
+      for (let t = 0; t < i; t++) at[t] = i - 1 - t // all earlier spans, nearest first
+    else topC(fast, row, i, c, at, best)
+    mask.fill(1, i * c, i * c + Math.min(i, c))
   }
-  return {c, index, mask}
+}
+
+/**
+ * The c spans j < i of highest score fast[row + j] into `at`, best first, ties to the nearer: the
+ * order of sorting all i of them (nearest first, by descending score, stably) without the sort.
+ */
+function topC(fast: ArrayLike<number>, row: number, i: number, c: number, at: Int32Array, best: Float64Array): void {
+  let m = 0
+  for (let j = i - 1; j >= 0; j--) {
+    const s = fast[row + j]
+    if (m === c && !(s > best[c - 1])) continue // a nearer one kept wins a tie
+    let p = m < c ? m++ : c - 1
+    for (; p > 0 && s > best[p - 1]; p--) {
+      best[p] = best[p - 1]
+      at[p] = at[p - 1]
+    }
+    best[p] = s
+    at[p] = j
+  }
 }

@@ -18,6 +18,7 @@ import {type NgramDict, WordSplitter, tokenSpans, tokenWords} from '../../text/n
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {GlueExample} from './read.js'
 import type {GlueTask} from './tasks.js'
+import {maxOf, pushAll} from '../../util/arrays.js'
 
 /** One example, encoded. Spans are [first, last] token positions of the sequence (inclusive). */
 export interface GlueFeature {
@@ -83,7 +84,7 @@ export class GlueFeaturizer {
     if (sf.segmentation === 'none') return wholeRow(na + (nb === null ? 2 : nb + 3))
     const budget = Math.max(0, nb === null ? sf.max_spans - 3 : Math.floor(sf.max_spans / 2) - 3)
     const out: TokenSpan[] = [[0, 0], ...this.spansOf(ex.a, na, 1, true).slice(0, budget), [na + 1, na + 1]]
-    if (nb !== null) out.push(...this.spansOf(ex.b as string, nb, na + 2, true).slice(0, budget), [na + nb + 2, na + nb + 2])
+    if (nb !== null) pushAll(out, this.spansOf(ex.b as string, nb, na + 2, true).slice(0, budget), [[na + nb + 2, na + nb + 2]])
     return out
   }
 
@@ -104,7 +105,7 @@ export class GlueFeaturizer {
     const ids = [cls, ...a.ids, sep, ...(b ? [...b.ids, sep] : [])]
     const na = a.ids.length
     const spans: TokenSpan[] = [[0, 0], ...a.spans.map(([s, e]): TokenSpan => [s + 1, e + 1]), [na + 1, na + 1]]
-    if (b) spans.push(...b.spans.map(([s, e]): TokenSpan => [s + na + 2, e + na + 2]), [ids.length - 1, ids.length - 1])
+    if (b) pushAll(spans, b.spans.map(([s, e]): TokenSpan => [s + na + 2, e + na + 2]), [[ids.length - 1, ids.length - 1]])
     return {index: ex.index, ids: Int32Array.from(ids), secondStart: b ? na + 2 : ids.length, spans, label: labelValue(this.task, ex.label)}
   }
 
@@ -145,7 +146,7 @@ export class GlueFeaturizer {
 /** Pads features to the longest of them; span index with `spans` = {r, l}; labels when asked. */
 export function collateGlue(features: GlueFeature[], padId: number, spans: {r: number; l: number} | null, regression: boolean): ClsHostBatch {
   const B = features.length
-  const T = Math.max(...features.map((f) => f.ids.length))
+  const T = maxOf(features.map((f) => f.ids.length))
   const ids = new Int32Array(B * T).fill(padId)
   const segments = new Int32Array(B * T)
   const mask = new Float32Array(B * T)

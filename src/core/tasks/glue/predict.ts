@@ -8,6 +8,7 @@ import type {BertForSequenceClassification} from '../../model/classifier.js'
 import {EVAL} from '../../model/layers.js'
 import {type GlueFeature, collateGlue} from './features.js'
 import type {GlueTask} from './tasks.js'
+import {pushAll} from '../../util/arrays.js'
 
 /** r and l of the model's span CNN, or null without one. */
 export function spanLimits(model: BertForSequenceClassification): {r: number; l: number} | null {
@@ -25,7 +26,7 @@ export async function predictValues(model: BertForSequenceClassification, featur
       const logits = model.forward(b, EVAL) // [B, C]
       return regression ? logits.reshape([b.B]) : logits.argMax(1) // [B]
     })
-    out.push(...Array.from(await y.data()))
+    pushAll(out, await y.data())
     y.dispose()
   }
   return out

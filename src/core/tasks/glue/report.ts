@@ -2,6 +2,7 @@
 import {SCORE_KEY, type GlueScores} from '../../metrics/glue-score.js'
 import type {Comparison} from './evaluate.js'
 import type {GlueTask} from './tasks.js'
+import {maxOf} from '../../util/arrays.js'
 
 const METRIC_KEYS = ['mcc', 'acc', 'f1', 'acc_and_f1', 'pearson', 'spearmanr', 'corr'] as const
 
@@ -65,6 +66,6 @@ export function formatP(p: number): string {
 }
 
 function table(rows: [string, string][]): string {
-  const w = Math.max(...rows.map(([k]) => k.length))
+  const w = maxOf(rows.map(([k]) => k.length))
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n') + '\n'
 }

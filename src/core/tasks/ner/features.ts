@@ -13,6 +13,7 @@ import type {TokenSpan} from '../../model/span-index.js'
 import type {Segment} from '../../text/ngrams.js'
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import {docSpans, isMaxContext} from '../squad/features.js'
+import {pushAll} from '../../util/arrays.js'
 
 export interface NerFeature {
   sentence: number
@@ -38,7 +39,7 @@ function subTokens(words: string[], tok: WordPieceTokenizer): {ids: number[]; fi
   for (const w of words) {
     first.push(ids.length)
     const sub = tok.encode(w)
-    ids.push(...(sub.length > 0 ? sub : [tok.vocab.special.unk]))
+    pushAll(ids, sub.length > 0 ? sub : [tok.vocab.special.unk])
   }
   return {ids, first}
 }

@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs'
 import {copyFile, writeFile} from 'node:fs/promises'
 import {conllCount, conllScores} from '../../metrics/conlleval.js'
 import {join} from 'node:path'
-import {VOCAB_FILE, WEIGHTS_FILE} from '../../model/checkpoint.js'
+import {VOCAB_FILE, WEIGHTS_FILE, checkLabelCount} from '../../model/checkpoint.js'
 import {type HeadConfig, readConfigJson} from '../../model/classifier.js'
 import {type PresetName, presetConfig} from '../../model/config.js'
 import {readSafetensors} from '../../model/safetensors.js'
@@ -24,6 +24,7 @@ import type {SpanFtConfig} from '../../model/span-ft.js'
 import {type NgramDict, WordSplitter} from '../../text/ngrams.js'
 import {type NerFeature, nerFeatures} from './features.js'
 import {type ConllFile, type TagScheme, inScheme, toIob2} from './read.js'
+import {maxOf} from '../../util/arrays.js'
 
 export interface NerFinetuneConfig extends FinetuneSettings {
   task: 'ner'
@@ -90,7 +91,7 @@ export function nerSpanLimits(model: BertForTokenClassification): {r: number; l:
 
 export function collateNer(fs: NerFeature[], padId: number, withLabels: boolean, spans: {r: number; l: number} | null = null): TokenHostBatch {
   const B = fs.length
-  const T = Math.max(...fs.map((f) => f.ids.length))
+  const T = maxOf(fs.map((f) => f.ids.length))
   const b: TokenHostBatch = {
     B,
     T,
@@ -191,14 +192,16 @@ export async function nerModel(
   maxLen: number,
   seed: number,
   log: (l: string) => void,
+  strict = false, // predict: every parameter there with its shape
 ): Promise<BertForTokenClassification> {
   if (!dir) return BertForTokenClassification.init(presetConfig(preset as PresetName, vocabSize, {max_position_embeddings: Math.max(512, maxLen)}), head, seed)
-  const {config} = await readConfigJson(dir)
+  const {config, json} = await readConfigJson(dir)
   if (maxLen > config.max_position_embeddings)
     throw new SpanError(`--max-len ${maxLen} exceeds ${dir}'s ${config.max_position_embeddings} positions (max_position_embeddings)`)
   if (vocabSize > config.vocab_size) throw new SpanError(`the vocabulary has ${vocabSize} entries, ${dir} only ${config.vocab_size} (vocab_size)`)
   const file = await readSafetensors(join(dir, WEIGHTS_FILE))
-  const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed)
+  if (strict) checkLabelCount(json, file.tensors, join(dir, WEIGHTS_FILE))
+  const {model, initialised} = BertForTokenClassification.fromTensors(config, head, file.tensors, dir, seed, strict)
   if (initialised.length) log(`initialised ${initialised.join(', ')}`)
   return model
 }

@@ -5,6 +5,7 @@
  */
 import type {SquadFeature, TokenizedDoc} from './features.js'
 import {detokenize, finalTextSpan} from './final-text.js'
+import {maxOf} from '../../util/arrays.js'
 
 /** The model's per-position start and end logits of one feature (padding beyond its tokens is ignored). */
 export interface FeatureLogits {
@@ -100,7 +101,7 @@ export function bestIndexes(logits: ArrayLike<number>, n: number): number[] {
 /** _compute_softmax */
 export function softmax(scores: number[]): number[] {
   if (scores.length === 0) return []
-  const max = Math.max(...scores)
+  const max = maxOf(scores)
   const exps = scores.map((s) => Math.exp(s - max))
   let total = 0.0
   for (const x of exps) total += x

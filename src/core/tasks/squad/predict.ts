@@ -11,6 +11,7 @@ import type {SquadExample} from './dataset.js'
 import {type DecodeOptions, type FeatureLogits, type QuestionPrediction, decodeQuestion} from './decode.js'
 import type {SquadFeature, TokenizedDoc, WindowOptions} from './features.js'
 import {SquadFeaturizer} from './featurizer.js'
+import {maxOf} from '../../util/arrays.js'
 
 /** What collation needs of a window: its ids, where the passage starts (segment 1) and, to train, labels. */
 export interface WindowInput {
@@ -24,7 +25,7 @@ export interface WindowInput {
 /** Pads windows to the longest of them (a QaHostBatch); labels only when asked. */
 export function collateWindows(windows: WindowInput[], padId: number, labels: boolean): QaHostBatch {
   const B = windows.length
-  const T = Math.max(...windows.map((w) => w.ids.length))
+  const T = maxOf(windows.map((w) => w.ids.length))
   const ids = new Int32Array(B * T).fill(padId)
   const segments = new Int32Array(B * T)
   const mask = new Float32Array(B * T)
@@ -44,6 +45,7 @@ export function collateWindows(windows: WindowInput[], padId: number, labels: bo
 export async function windowLogits(model: BertForQuestionAnswering, windows: WindowInput[], padId: number): Promise<FeatureLogits[]> {
   const b = collateWindows(windows, padId, false)
   const both = tf.tidy(() => {
+    // spread-ok: three tensors (ids, types, mask)
     const {start, end} = model.forward(...batchTensors(b), EVAL) // [B, T] each
     return tf.stack([start, end]) // [2, B, T]
   })

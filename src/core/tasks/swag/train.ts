@@ -13,6 +13,7 @@ import type {DevScores, TaskAdapter} from '../../train/adapter.js'
 import type {FinetuneSettings} from '../../train/finetune-config.js'
 import {type ClassUnit, classifierCheckpoint, collateUnits, pairUnit} from '../common/classify.js'
 import type {SwagExample} from './read.js'
+import {pushAll} from '../../util/arrays.js'
 
 /** One example: a unit per choice (all with the same number of choices) and the right one. */
 export interface ChoiceUnit {
@@ -54,7 +55,7 @@ export async function predictChoices(model: BertForSequenceClassification, units
   for (let at = 0; at < units.length; at += batchSize) {
     const b = collateChoices(units.slice(at, at + batchSize), padId)
     const y = tf.tidy(() => choiceScores(model, b, EVAL).argMax(1)) // [B]
-    out.push(...Array.from(await y.data()))
+    pushAll(out, await y.data())
     y.dispose()
   }
   return out

@@ -11,6 +11,7 @@
  */
 import type {WordPieceTokenizer} from '../../text/tokenizer.js'
 import type {RelationExample} from './read.js'
+import {pushAll} from '../../util/arrays.js'
 
 export type FeatureMode = 'ner' | 'text' | 'ner_text'
 export const FEATURE_MODES: readonly FeatureMode[] = ['ner', 'text', 'ner_text']
@@ -61,7 +62,7 @@ export function relationIds(ex: RelationExample, mode: FeatureMode, tok: WordPie
     ex.tokens.forEach((w, i) => {
       if (i === ex.subj[0]) ids.push(markers.id('[SUBJ-START]'))
       if (i === ex.obj[0]) ids.push(markers.id('[OBJ-START]'))
-      ids.push(...tok.encode(w))
+      pushAll(ids, tok.encode(w))
       if (i === ex.subj[1]) ids.push(markers.id('[SUBJ-END]'))
       if (i === ex.obj[1]) ids.push(markers.id('[OBJ-END]'))
     })
@@ -72,11 +73,11 @@ export function relationIds(ex: RelationExample, mode: FeatureMode, tok: WordPie
   ex.tokens.forEach((w, i) => {
     if (i === ex.subj[0]) ids.push(markers.id(typed('SUBJ', ex.subjType)))
     if (i === ex.obj[0]) ids.push(markers.id(typed('OBJ', ex.objType)))
-    if (inSpan(i, ex.subj)) subj.push(...tok.encode(w))
-    else if (inSpan(i, ex.obj)) obj.push(...tok.encode(w))
-    else ids.push(...tok.encode(w))
+    if (inSpan(i, ex.subj)) pushAll(subj, tok.encode(w))
+    else if (inSpan(i, ex.obj)) pushAll(obj, tok.encode(w))
+    else pushAll(ids, tok.encode(w))
   })
-  if (mode === 'ner_text') ids.push(sep, ...subj, sep, ...obj)
+  if (mode === 'ner_text') pushAll(ids, [sep], subj, [sep], obj)
   return [...ids, sep]
 }
 
