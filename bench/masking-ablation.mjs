@@ -217,7 +217,7 @@ async function main() {
   const head = ['scheme', ...S.tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
   console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
   console.log(`|${' --- |'.repeat(head.length + 7)}`)
-  for (const r of rows) console.log(`| ${r.join(' | ')} | ${PAPER[r[0]].join(' | ')} |`)
+  for (const r of rows) console.log(`| ${r.join(' | ')} | ${PAPER[r[0]].map((x) => x.toFixed(1)).join(' | ')} |`)
   const wall = (performance.now() - t0) / 1000
   console.log(
     `\nwall ${wall.toFixed(0)} s, CPU ${(childCpu + cpuSeconds()).toFixed(0)} s (children and this script), load ${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,
