@@ -26,8 +26,8 @@ export const ROOMS = {
     why: "charts of a run: reads train/'s TensorBoard event files and data/'s chart files",
   },
   'core/tasks': {
-    may: ['core/text', 'core/model', 'core/train', 'core/metrics', 'core/engine', ...FLOOR],
-    why: "metrics: a task scores its own predictions; engine: coref's head gathers span rows with the engine's gather op, as model/'s heads do",
+    may: ['core/text', 'core/data', 'core/model', 'core/train', 'core/metrics', 'core/engine', ...FLOOR],
+    why: "metrics: a task scores its own predictions; engine: coref's head gathers span rows with the engine's gather op, as model/'s heads do; data: `span tag` (tasks/ner) reads token records and blocks and writes their tags in data/'s formats",
   },
   'core/train': {
     may: ['core/model', 'core/data', 'core/dist', 'core/engine', 'core/text', ...FLOOR],

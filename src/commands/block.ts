@@ -13,6 +13,7 @@ export default class Block extends SpanCommand {
   static override summary = 'Pack token records into [CLS] … [SEP] blocks of at most --len tokens'
   static override description = [
   'Whole lines of one document are packed while they fit (SpanBERT appendix A); blocks never cross documents.',
+  'Tags (docs/formats.md#tags) travel with their line, re-based to the block; a tag that a block edge cuts (only where a line longer than --len − 2 is split) is dropped, and stderr says how many. --pairs blocks carry no tags (counted as dropped).',
   'With --pairs (the NSP baseline, BERT appendix A.2): [CLS] A [SEP] B [SEP] blocks with segment ids and a "next" label; half the time B is the text that follows A, otherwise a random stretch of another document, drawn from the last --pair-pool tokens of documents seen (a stream cannot hold the corpus); the longer side is truncated from the front or back at random to fit --len.',
   ].join('\n\n')
   static override examples = [
@@ -39,9 +40,8 @@ export default class Block extends SpanCommand {
     const headerFlags = flags.pairs ? {len: flags.len, pairs: true, seed: flags.seed, pairPool: flags['pair-pool']} : {len: flags.len}
     const header = nextHeader(input.header, 'blocks', {stage: 'block', version: VERSION, flags: headerFlags})
     const out = new NdjsonBytes()
-    const stage = flags.pairs
-      ? pairStage(new PairMaker(flags.len, special.cls, special.sep, new Rng(flags.seed), flags['pair-pool']), out)
-      : plainStage(new BlockPacker(flags.len, special.cls, special.sep), out)
+    const packer = new BlockPacker(flags.len, special.cls, special.sep)
+    const stage = flags.pairs ? pairStage(new PairMaker(flags.len, special.cls, special.sep, new Rng(flags.seed), flags['pair-pool']), out) : plainStage(packer, out)
     await this.withOutput(flags.output, async (w) => {
       await w.record(header)
       for await (const rec of input.records) {
@@ -51,6 +51,8 @@ export default class Block extends SpanCommand {
       stage.finish()
       await w.raw(out.take())
     })
+    const dropped = packer.droppedTags + stage.tagsIgnored
+    if (dropped > 0) process.stderr.write(`span block: ${dropped} tags dropped (${flags.pairs ? 'pair blocks carry no tags' : 'cut by a block edge'}), ${packer.keptTags} kept\n`)
   }
 }
 
@@ -58,14 +60,23 @@ export default class Block extends SpanCommand {
 interface Stage {
   push(rec: TokenRecord): void
   finish(): void
+  tagsIgnored: number // tags the stage does not carry (pair blocks)
 }
 
 function plainStage(packer: BlockPacker, out: NdjsonBytes): Stage {
   const write = (blocks: ReturnType<BlockPacker['finish']>) => blocks.forEach((b) => writeBlock(out, b))
-  return {push: (rec) => write(packer.push(rec)), finish: () => write(packer.finish())}
+  return {push: (rec) => write(packer.push(rec)), finish: () => write(packer.finish()), tagsIgnored: 0}
 }
 
 function pairStage(maker: PairMaker, out: NdjsonBytes): Stage {
   const write = (pairs: PairBlock[]) => pairs.forEach((b) => writePairBlock(out, b))
-  return {push: (rec) => write(maker.push(rec)), finish: () => write(maker.finish())}
+  const stage: Stage = {
+    push: (rec) => {
+      stage.tagsIgnored += rec.tags?.length ?? 0
+      write(maker.push(rec))
+    },
+    finish: () => write(maker.finish()),
+    tagsIgnored: 0,
+  }
+  return stage
 }

@@ -1,9 +1,11 @@
 import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import type {TokenRecord} from './records.js'
+import {tagsJson, type Tag} from './tags.js'
 
 export interface Block {
   doc: number
   ids: number[] // [CLS] ... [SEP]
+  tags?: Tag[] // re-based to the block's ids (docs/formats.md#tags); absent when none
 }
 
 /**
@@ -15,6 +17,11 @@ export interface Block {
 export class BlockPacker {
   private doc: number | null = null
   private cur: number[] = []
+  private curTags: Tag[] = []
+  /** Tags dropped because a block edge cut them (only where a line longer than len-2 is split). */
+  droppedTags = 0
+  /** Tags carried into blocks. */
+  keptTags = 0
 
   constructor(private readonly len: number, private readonly cls: number, private readonly sep: number) {}
 
@@ -28,12 +35,33 @@ export class BlockPacker {
     if (this.cur.length + rec.ids.length > room) this.flushInto(out)
     if (rec.ids.length > room) {
       let i = 0
-      for (; i + room < rec.ids.length; i += room) out.push(this.wrap(rec.ids.slice(i, i + room)))
+      for (; i + room < rec.ids.length; i += room) {
+        this.curTags = this.tagsWithin(rec.tags, i, i + room, 0)
+        out.push(this.wrap(rec.ids.slice(i, i + room)))
+      }
+      this.curTags = this.tagsWithin(rec.tags, i, rec.ids.length, 0)
       this.cur = rec.ids.slice(i)
     } else {
+      for (const t of rec.tags ?? []) this.curTags.push([t[0] + this.cur.length, t[1] + this.cur.length, t[2]])
+      this.keptTags += rec.tags?.length ?? 0
       for (const id of rec.ids) this.cur.push(id)
     }
     return out
+  }
+
+  /**
+   * The tags of a line that lie wholly in its piece [from, to), moved to `at` + their offset in
+   * the piece; a tag the piece edge cuts is dropped, not clipped (a clipped entity or noun phrase
+   * is no longer one), and counted.
+   */
+  private tagsWithin(tags: Tag[] | undefined, from: number, to: number, at: number): Tag[] {
+    const kept: Tag[] = []
+    for (const t of tags ?? []) {
+      if (t[0] >= from && t[1] < to) kept.push([t[0] - from + at, t[1] - from + at, t[2]])
+      else if (t[0] < to && t[1] >= from && t[0] >= from) this.droppedTags++ // counted once: in the piece where it starts
+    }
+    this.keptTags += kept.length
+    return kept
   }
 
   /** The last, partial block. */
@@ -46,10 +74,15 @@ export class BlockPacker {
   private flushInto(out: Block[]): void {
     if (this.cur.length > 0) out.push(this.wrap(this.cur))
     this.cur = []
+    this.curTags = []
   }
 
+  /** [CLS] ids [SEP], with the pending tags shifted past [CLS]. */
   private wrap(ids: number[]): Block {
-    return {doc: this.doc ?? 0, ids: [this.cls, ...ids, this.sep]}
+    const b: Block = {doc: this.doc ?? 0, ids: [this.cls, ...ids, this.sep]}
+    if (this.curTags.length > 0) b.tags = this.curTags.map(([s, e, l]) => [s + 1, e + 1, l])
+    this.curTags = []
+    return b
   }
 }
 
@@ -60,6 +93,10 @@ export function writeBlock(out: NdjsonBytes, b: Block): void {
   out.int(b.doc)
   out.ascii(',"ids":')
   out.ints(b.ids)
+  if (b.tags) {
+    out.ascii(',"tags":')
+    out.utf8(tagsJson(b.tags))
+  }
   out.ascii('}\n')
 }
 

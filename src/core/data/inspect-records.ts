@@ -3,6 +3,7 @@ import type {StageKind} from '../stream/header.js'
 import type {Rec} from '../stream/ndjson.js'
 import {toMaskedExample} from './masked.js'
 import {checkIds, parseDoc} from './records.js'
+import {parseTags, type Tag} from './tags.js'
 
 export type SpanKind = 'mask' | 'random' | 'keep'
 export const SPAN_KINDS: readonly SpanKind[] = ['mask', 'random', 'keep']
@@ -27,6 +28,8 @@ export interface Example {
   next: boolean | null // pair blocks of the NSP baseline
   targets: Array<[number, number]> | null // [position in ids, original id]
   spans: Array<[number, number, SpanKind]> | null // [start, end (inclusive), kind]
+  tags?: Tag[] | null // token records and blocks (docs/formats.md#tags)
+  origins?: string[] | null // masked examples of a tagged scheme: each span's fourth element
 }
 
 const SHAPES = 'a token record {doc, ids}, a block {ids: [CLS … SEP]} or a masked example {ids, targets, spans}'
@@ -57,9 +60,11 @@ export function parseExample(rec: Rec, kind: StageKind, vocabSize: number | null
   if (!('ids' in v)) throw unknownShape(rec, source)
   if (kind === 'masked') {
     const m = toMaskedExample(rec, vocabSize, source)
-    return {ids: m.ids, doc: m.doc ?? null, next: m.next ?? null, targets: m.targets, spans: m.spans as Array<[number, number, SpanKind]>}
+    const spans = m.spans as Array<[number, number, SpanKind]>
+    return {ids: m.ids, doc: m.doc ?? null, next: m.next ?? null, targets: m.targets, spans, tags: null, origins: m.origins ?? null}
   }
   const ids = checkIds(v.ids, 'ids', vocabSize, source, rec.line)
-  const doc = parseDoc(v.doc, (msg) => errorAt(source, rec.line, msg))
-  return {ids, doc, next: typeof v.next === 'boolean' ? v.next : null, targets: null, spans: null}
+  const bad = (msg: string) => errorAt(source, rec.line, msg)
+  const doc = parseDoc(v.doc, bad)
+  return {ids, doc, next: typeof v.next === 'boolean' ? v.next : null, targets: null, spans: null, tags: parseTags(v.tags, ids.length, bad), origins: null}
 }

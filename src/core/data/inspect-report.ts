@@ -1,6 +1,6 @@
 import {PRODUCER} from '../stream/header.js'
 import {histogramChart, int, pct, spanLengthChart, type Paint} from './chart.js'
-import type {InspectSummary, LengthSummary, MaskingSummary} from './inspect.js'
+import type {InspectSummary, LengthSummary, MaskingSummary, TagsReport} from './inspect.js'
 
 const KIND_NAMES = {tokens: 'token records', blocks: 'blocks', masked: 'masked examples'} as const
 const BAR = 28 // cells of the widest bar
@@ -15,9 +15,30 @@ export function formatReport(s: InspectSummary, p: Paint): string[] {
   if (s.pairs) out.push(field('pairs', `${int(s.pairs.examples)} with next  (${pct(s.pairs.next / s.pairs.examples)} next = true)`))
   // spread-ok: a report section: one line per histogram row
   if (s.records > 0) out.push('', ...lengthSection(s.length, p))
+  // spread-ok: report sections: one line per histogram row or label
+  if (s.tags) out.push('', ...tagsSection(s.tags, s.kind === 'blocks' ? 'block' : 'record', p))
   // spread-ok: report sections: one line per histogram row
   if (s.masking) out.push('', ...maskingSection(s.masking, p), '', ...chartSection(s.masking, p))
   return out
+}
+
+/** Tags (docs/formats.md#tags): per record or block, by label, lengths beside the geometric law. */
+function tagsSection(t: TagsReport, unit: string, p: Paint): string[] {
+  const labels = Object.entries(t.byLabel).map(([l, c]) => `${l} ${int(c.spans)} ${p.dim(`(${(c.tokens / c.spans).toFixed(2)} tokens)`)}`)
+  return [
+    p.bold('tags'),
+    field('  tagged spans', `${int(t.tags)}  ${p.dim(`(${num(t.perRecord, 2)} per ${unit}; ${int(t.taggedRecords)} of ${int(t.records)} ${unit}s have tags)`)}`),
+    field('  by label', labels.join('   ')),
+    field('  length', `mean ${num(t.length.mean, 2)} ${t.length.unit} vs ${t.length.geometricMean.toFixed(2)} for geometric spans`),
+    ...spanLengthChart(t.length.rows, BAR, p),
+  ]
+}
+
+function originLines(m: MaskingSummary, p: Paint): string[] {
+  const o = m.origins
+  if (!o) return []
+  const by = Object.entries(o.byOrigin).map(([l, c]) => `${l} ${int(c.spans)}`)
+  return [field('  from tags', `${pct(o.taggedShare.spans)} of spans, ${pct(o.taggedShare.tokens)} of masked tokens  ${p.dim(`(${by.join(', ')})`)}`)]
 }
 
 function kindLine(s: InspectSummary): string {
@@ -53,7 +74,7 @@ function maskingSection(m: MaskingSummary, p: Paint): string[] {
     field('  span length', `mean ${num(sl.mean, 2)} ${sl.unit} observed vs ${sl.theoreticalMean.toFixed(2)} theoretical  ${p.dim(`(mean ${num(sl.meanTokens, 2)} tokens per span)`)}`),
     field('', p.dim('observed spans are merged and cut by the budget (docs/algorithms.md#span-masking step 4), so they differ from the sampled lengths')),
   ]
-  return [...lines, ...consistencyLines(m)]
+  return [...lines, ...originLines(m, p), ...consistencyLines(m)]
 }
 
 function consistencyLines(m: MaskingSummary): string[] {

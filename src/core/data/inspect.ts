@@ -4,6 +4,7 @@ import {IntHistogram, type Bin} from './inspect-hist.js'
 import {detectKind, parseExample, unknownShape, type Example, type InspectSpecial} from './inspect-records.js'
 import {MaskStats, originalIds, type KindCounts} from './inspect-spans.js'
 import {meanSpanLength, spanLengthDistribution} from './spanlen.js'
+import {TagStats, type LabelCount, type OriginsSummary} from './inspect-tags.js'
 
 /** The span-length distribution the observed spans are compared with (SpanBERT §3.1). */
 export interface SpanParams {
@@ -60,6 +61,17 @@ export interface MaskingSummary {
     meanTokens: number | null
   }
   consistency: {targetsOutsideSpans: number; spanTokensWithoutTarget: number}
+  origins: OriginsSummary | null // tagged schemes (entity, noun-phrase): the spans' fourth element
+}
+
+/** Tags of token records or blocks (docs/formats.md#tags): counts, labels, lengths beside the geometric law. */
+export interface TagsReport {
+  records: number
+  taggedRecords: number
+  tags: number
+  perRecord: number | null
+  byLabel: Record<string, LabelCount>
+  length: {unit: 'words' | 'tokens'; mean: number | null; rows: SpanLengthRow[]; geometricMean: number}
 }
 
 /** What `span inspect --json` prints. */
@@ -74,6 +86,7 @@ export interface InspectSummary {
   length: LengthSummary
   pairs: {examples: number; next: number} | null // blocks with `next` (NSP baseline)
   masking: MaskingSummary | null
+  tags: TagsReport | null // null when no record has tags
 }
 
 const LENGTH_BINS = 8
@@ -93,10 +106,12 @@ export class Inspector {
   private readonly lengths = new IntHistogram()
   private pairs = {examples: 0, next: 0}
   private mask: MaskStats | null = null
+  private readonly tagStats: TagStats
 
   constructor(private readonly source: string, private readonly opts: InspectOptions) {
     this.kind = opts.kind
     this.kindFrom = opts.kindFrom
+    this.tagStats = new TagStats(opts.continuation)
   }
 
   add(rec: Rec): void {
@@ -113,6 +128,7 @@ export class Inspector {
       if (ex.next) this.pairs.next++
     }
     this.mask?.add(ex, original)
+    this.tagStats.add(ex, original)
   }
 
   /** The kind of a headerless stream, fixed by its first record. */
@@ -159,7 +175,18 @@ export class Inspector {
       length: lengthSummary(this.lengths, this.opts.special !== null),
       pairs: this.pairs.examples > 0 ? {...this.pairs} : null,
       masking: this.kind === 'masked' ? this.masking() : null,
+      tags: this.tagsReport(),
     }
+  }
+
+  /** Tags beside the clipped geometric law of --p/--max-span (what --scheme span would draw). */
+  private tagsReport(): TagsReport | null {
+    const t = this.tagStats.tagsSummary()
+    if (!t) return null
+    const dist = spanLengthDistribution(this.opts.span.p, this.opts.span.maxSpan)
+    const {lengthHistogram: h, ...counts} = t
+    const length = {unit: this.opts.continuation ? ('words' as const) : ('tokens' as const), mean: h.mean(), rows: spanLengthRows(h, dist), geometricMean: meanSpanLength(dist)}
+    return {...counts, length}
   }
 
   /** The masking statistics; all zero when no masked example was seen (the chart of an empty stream). */
@@ -175,6 +202,7 @@ export class Inspector {
       replacement: {perSpan: fractions(m.perSpan), perToken: fractions(m.perToken)},
       spanLength: spanLengthSummary(m, this.opts.span, this.opts.continuation !== null),
       consistency: {targetsOutsideSpans: m.targetsOutsideSpans, spanTokensWithoutTarget: m.spanTokensWithoutTarget},
+      origins: this.tagStats.originsSummary(),
     }
   }
 }

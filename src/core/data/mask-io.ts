@@ -3,6 +3,7 @@ import type {Rec} from '../stream/ndjson.js'
 import {DECISIONS, type MaskResult} from './mask.js'
 import type {NdjsonBytes} from '../stream/ndjson-bytes.js'
 import {checkIds, checkSegments, parseDoc} from './records.js'
+import {parseTags, type Tag} from './tags.js'
 
 /** A block as `span mask` reads it (docs/formats.md#blocks); pair blocks carry segments and next. */
 export interface BlockRecord {
@@ -10,6 +11,7 @@ export interface BlockRecord {
   ids: number[]
   segments?: number[]
   next?: boolean
+  tags?: Tag[] // docs/formats.md#tags; read by the tagged schemes
 }
 
 /** A headerless stream of masked examples is from the wrong stage. */
@@ -37,6 +39,8 @@ export function toBlockRecord(rec: Rec, vocabSize: number, cls: number, sep: num
     if (typeof v.next !== 'boolean') throw bad(`field "next" must be true or false, got ${JSON.stringify(v.next)}`)
     out.next = v.next
   }
+  const tags = parseTags(v.tags, ids.length, bad)
+  if (tags.length > 0) out.tags = tags
   return out
 }
 
@@ -70,18 +74,26 @@ export function writeMasked(out: NdjsonBytes, block: BlockRecord, res: MaskResul
     out.ascii(']')
   }
   out.ascii('],"spans":[')
-  writeSpans(out, res.spans)
+  writeSpans(out, res.spans, res.origins)
   out.ascii(']}\n')
 }
 
 const QUOTED = DECISIONS.map((d) => `,"${d}"]`)
+const OPEN = DECISIONS.map((d) => `,"${d}",`)
 
-function writeSpans(out: NdjsonBytes, sp: number[]): void {
+/** [start,end,"decision"], or with origins (tagged schemes) [start,end,"decision","LABEL"|"random"]. */
+function writeSpans(out: NdjsonBytes, sp: number[], origins?: string[]): void {
   for (let i = 0; i < sp.length; i += 3) {
     out.ascii(i === 0 ? '[' : ',[')
     out.int(sp[i])
     out.ascii(',')
     out.int(sp[i + 1])
-    out.ascii(QUOTED[sp[i + 2]])
+    if (!origins) {
+      out.ascii(QUOTED[sp[i + 2]])
+      continue
+    }
+    out.ascii(OPEN[sp[i + 2]])
+    out.utf8(JSON.stringify(origins[i / 3]))
+    out.ascii(']')
   }
 }

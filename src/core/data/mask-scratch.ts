@@ -15,11 +15,13 @@ export interface MaskVocab {
 export class Scratch {
   masked = new Uint8Array(0)
   cand = new Int32Array(0)
+  origin = new Int32Array(0)
 
   fit(len: number): void {
     if (this.masked.length < len) {
       this.masked = new Uint8Array(len * 2)
       this.cand = new Int32Array(len * 2)
+      this.origin = new Int32Array(len * 2)
     }
     this.masked.fill(0, 0, len)
   }

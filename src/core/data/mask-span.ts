@@ -62,8 +62,11 @@ export function wordStart(ids: readonly number[], vocab: MaskVocab, i: number): 
   return i
 }
 
-/** Marks whole words from `start` until `words` are covered or `count` reaches `budget`. */
-function coverWords(
+/**
+ * Marks whole words from `start` until `words` are covered or `count` reaches `budget`; with
+ * `origin`, each newly masked position also gets `mark` there (the tagged schemes, mask-tagged.ts).
+ */
+export function coverWords(
   ids: readonly number[],
   vocab: MaskVocab,
   masked: Uint8Array,
@@ -71,6 +74,8 @@ function coverWords(
   words: number,
   count: number,
   budget: number,
+  origin?: Int32Array,
+  mark = 0,
 ): number {
   const {cont, special} = vocab
   let i = start
@@ -78,6 +83,7 @@ function coverWords(
     do {
       if (masked[i] === 0) {
         masked[i] = 1
+        if (origin) origin[i] = mark
         count++
       }
       i++

@@ -92,6 +92,6 @@ export class MaskStream {
   }
 
   private one(block: BlockRecord): void {
-    writeMasked(this.out, block, this.masker.mask(block.ids, this.rng))
+    writeMasked(this.out, block, this.masker.mask(block.ids, this.rng, block.tags))
   }
 }

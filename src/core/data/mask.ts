@@ -2,13 +2,19 @@ import type {SpecialIds} from '../stream/header.js'
 import {SpanLengthSampler, selectSpanMask} from './mask-span.js'
 import {selectSubwordMask, selectWholeWordMask} from './mask-bert.js'
 import {type MaskVocab, Scratch} from './mask-scratch.js'
+import {selectTaggedMask, type DrawCounts} from './mask-tagged.js'
 import type {Rng} from './rng.js'
+import type {Tag} from './tags.js'
 import type {Unigram} from './unigram.js'
 
 export {type MaskVocab, Scratch} from './mask-scratch.js'
 
-export type MaskScheme = 'span' | 'subword' | 'whole-word'
-export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word']
+export type MaskScheme = 'span' | 'subword' | 'whole-word' | 'entity' | 'noun-phrase'
+export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word', 'entity', 'noun-phrase']
+/** The schemes that read tags (docs/algorithms.md#tagged-masking). */
+export const TAGGED_SCHEMES: readonly MaskScheme[] = ['entity', 'noun-phrase']
+/** The label `span tag` gives noun-phrase chunks: `noun-phrase` takes these tags, `entity` every other. */
+export const NP_LABEL = 'NP'
 
 /** How a masked span's tokens are replaced (docs/algorithms.md#span-masking step 4). */
 export type Decision = 'mask' | 'random' | 'keep'
@@ -19,6 +25,18 @@ export interface MaskOptions {
   ratio: number // share of a block's maskable tokens to mask (0.15)
   p: number // geometric span-length parameter (span scheme)
   maxSpan: number // span lengths are clipped here (span scheme)
+  taggedProb?: number // entity, noun-phrase: the chance a draw takes a tagged span (0.5)
+  tagLabels?: readonly string[] // entity, noun-phrase: the labels that count (default: by scheme)
+  fill?: 'span' | 'whole-word' // entity, noun-phrase: the other draws (span: the reference; whole-word: the paper)
+}
+
+/** Whether a tag's label counts under a tagged scheme: --tag-labels, else NP for noun-phrase and all but NP for entity. */
+export function tagFilter(opts: MaskOptions): (label: string) => boolean {
+  if (opts.tagLabels && opts.tagLabels.length > 0) {
+    const keep = new Set(opts.tagLabels)
+    return (l) => keep.has(l)
+  }
+  return opts.scheme === 'noun-phrase' ? (l) => l === NP_LABEL : (l) => l !== NP_LABEL
 }
 
 /** Builds the per-id tables from a vocabulary's strings and its special ids. */
@@ -49,6 +67,7 @@ export interface MaskResult {
   ids: number[] // the input after masking (a new array)
   targets: number[] // flat: pos0, original0, pos1, original1, … in position order
   spans: number[] // flat: start, end, decision index into DECISIONS, …
+  origins?: string[] // tagged schemes: per span, the tag's label or "random" (docs/formats.md#masked-examples)
 }
 
 /**
@@ -58,16 +77,22 @@ export interface MaskResult {
 export class Masker {
   private readonly sampler: SpanLengthSampler
   private readonly scratch = new Scratch()
+  private readonly keepTag: (label: string) => boolean
+  /** Tagged schemes: the coin's outcomes so far, over every block masked (inspect and tests read them). */
+  readonly draws: DrawCounts = {tagged: 0, random: 0}
 
   constructor(readonly opts: MaskOptions, readonly vocab: MaskVocab, readonly unigram: Unigram) {
     this.sampler = new SpanLengthSampler(opts.p, opts.maxSpan)
+    this.keepTag = tagFilter(opts)
   }
 
-  mask(ids: readonly number[], rng: Rng): MaskResult {
+  /** `tags`: the block's tags (docs/formats.md#tags), read by the tagged schemes only. */
+  mask(ids: readonly number[], rng: Rng, tags: readonly Tag[] = []): MaskResult {
     const s = this.scratch
     s.fit(ids.length)
     const n = this.candidates(ids)
     const budget = maskBudget(n, this.opts.ratio)
+    if (TAGGED_SCHEMES.includes(this.opts.scheme)) return this.maskTagged(ids, rng, n, budget, tags)
     if (this.opts.scheme === 'span') {
       selectSpanMask(ids, this.vocab, s, n, budget, this.sampler, rng)
       return this.replace(ids, true, rng)
@@ -75,6 +100,17 @@ export class Masker {
     if (this.opts.scheme === 'subword') selectSubwordMask(s, n, budget, rng)
     else selectWholeWordMask(ids, this.vocab, s, n, budget, rng)
     return this.replace(ids, false, rng)
+  }
+
+  /** entity, noun-phrase: NERSpanMaskingScheme over the tags whose label counts; spans labelled by origin. */
+  private maskTagged(ids: readonly number[], rng: Rng, n: number, budget: number, all: readonly Tag[]): MaskResult {
+    const tags = all.filter((t) => this.keepTag(t[2]))
+    const sampler = this.opts.fill === 'whole-word' ? null : this.sampler
+    const d = {prob: this.opts.taggedProb ?? 0.5, sampler, origin: this.scratch.origin, draws: this.draws}
+    selectTaggedMask(ids, this.vocab, this.scratch, n, budget, tags, d, rng)
+    const res = this.replace(ids, true, rng, this.scratch.origin)
+    res.origins = res.origins?.map((o) => (o === '0' ? 'random' : tags[Number(o) - 1][2]))
+    return res
   }
 
   /** Fills scratch.cand with the maskable positions; returns their number. */
@@ -89,13 +125,15 @@ export class Masker {
   /**
    * Applies 80/10/10 to the masked positions, left to right: once per maximal run of masked
    * positions (the merged spans, SpanBERT §3.1 / reference `span_masking`), or once per token
-   * (BERT's `create_masked_lm_predictions`). Every masked position becomes a target.
+   * (BERT's `create_masked_lm_predictions`). Every masked position becomes a target. With
+   * `origin` (tagged schemes) a run is also cut where the origin changes, so each span has one.
    */
-  private replace(ids: readonly number[], perSpan: boolean, rng: Rng): MaskResult {
+  private replace(ids: readonly number[], perSpan: boolean, rng: Rng, origin?: Int32Array): MaskResult {
     const masked = this.scratch.masked
     const out = ids.slice()
     const targets: number[] = []
     const spans: number[] = []
+    const origins: string[] = []
     let i = 0
     while (i < ids.length) {
       if (masked[i] === 0) {
@@ -103,7 +141,8 @@ export class Masker {
         continue
       }
       let end = i
-      if (perSpan) while (end + 1 < ids.length && masked[end + 1] === 1) end++
+      if (perSpan) while (end + 1 < ids.length && masked[end + 1] === 1 && (!origin || origin[end + 1] === origin[i])) end++
+      if (origin) origins.push(String(origin[i]))
       const d = decide(rng)
       for (let j = i; j <= end; j++) {
         targets.push(j, ids[j])
@@ -113,7 +152,7 @@ export class Masker {
       spans.push(i, end, d)
       i = end + 1
     }
-    return {ids: out, targets, spans}
+    return origin ? {ids: out, targets, spans, origins} : {ids: out, targets, spans}
   }
 }
 

@@ -14,6 +14,7 @@ export interface MaskedExample {
   ids: number[]
   targets: [number, number][] // [position, original id]
   spans: [number, number, string][] // [start, end, decision]
+  origins?: string[] // tagged schemes: per span, the tag's label or "random" (the spans' fourth element)
   segments?: number[]
   next?: boolean
   doc?: number
@@ -27,7 +28,9 @@ export function toMaskedExample(rec: Rec, vocabSize: number | null, source: stri
   if (!('targets' in v) || !('spans' in v)) {
     throw bad(`expected a masked example {ids, targets, spans}: missing field "${'targets' in v ? 'spans' : 'targets'}"`)
   }
-  const ex: MaskedExample = {ids, targets: parseTargets(v.targets, ids.length, vocabSize, bad), spans: parseSpans(v.spans, ids.length, bad)}
+  const origins: string[] = []
+  const ex: MaskedExample = {ids, targets: parseTargets(v.targets, ids.length, vocabSize, bad), spans: parseSpans(v.spans, ids.length, bad, origins)}
+  if (origins.length > 0) ex.origins = origins
   checkAgreement(ex.targets, ex.spans, ids.length, bad)
   if (v.segments !== undefined) ex.segments = checkSegments(v.segments, ids.length, bad)
   if (v.next !== undefined) {
@@ -76,11 +79,20 @@ function parseTargets(raw: unknown, n: number, vocabSize: number | null, bad: Ba
   })
 }
 
-/** spans: [[start, end, decision], …], ends inclusive, decision one of mask | random | keep. */
-function parseSpans(raw: unknown, n: number, bad: Bad): [number, number, Decision][] {
+/**
+ * spans: [[start, end, decision], …], ends inclusive, decision one of mask | random | keep; with a
+ * tagged scheme every span has a fourth element, its origin (a tag label or "random"), put in `origins`.
+ */
+function parseSpans(raw: unknown, n: number, bad: Bad, origins: string[]): [number, number, Decision][] {
   if (!Array.isArray(raw)) throw bad('field "spans" must be an array of [start, end, kind] triples')
+  const width = Array.isArray(raw[0]) && raw[0].length === 4 ? 4 : 3
   return raw.map((s: unknown, i) => {
-    if (!Array.isArray(s) || s.length !== 3) throw bad(`spans[${i}] must be a [start, end, kind] triple`)
+    if (!Array.isArray(s) || s.length !== width)
+      throw bad(`spans[${i}] must be a [start, end, kind${width === 4 ? ', origin] quadruple (as spans[0])' : '] triple'}`)
+    if (width === 4) {
+      if (typeof s[3] !== 'string' || s[3] === '') throw bad(`spans[${i}][3] = ${shownValue(s[3])}: the origin must be a tag label or "random"`)
+      origins.push(s[3])
+    }
     checkPosition(s[0], n, `spans[${i}][0]`, bad)
     checkPosition(s[1], n, `spans[${i}][1]`, bad)
     if (s[1] < s[0]) throw bad(`spans[${i}] ends (${s[1]}) before it starts (${s[0]})`)

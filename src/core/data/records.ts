@@ -1,12 +1,14 @@
 import {errorAt} from '../stream/errors.js'
 import type {Rec} from '../stream/ndjson.js'
 import {shownValue} from '../util/json-value.js'
+import {parseTags, type Tag} from './tags.js'
 
 /** Token record (docs/formats.md#token-records): one per input line. */
 export interface TokenRecord {
   doc: number
   ids: number[]
   tokens?: string[]
+  tags?: Tag[] // docs/formats.md#tags: over ids, ends inclusive; absent when the record has none
 }
 
 /** Checks an id list: integers in [0, vocabSize) when the size is known. */
@@ -44,5 +46,7 @@ export function toTokenRecord(rec: Rec, vocabSize: number | null, source: string
   if (!('ids' in v)) throw errorAt(source, rec.line, 'missing field "ids" (expected token records from span tokenize)')
   if (v.doc === undefined) throw errorAt(source, rec.line, 'missing field "doc" (expected token records from span tokenize)')
   if (!Number.isInteger(v.doc) || (v.doc as number) < 0) throw errorAt(source, rec.line, `field "doc" must be an integer ≥ 0, got ${JSON.stringify(v.doc)}`)
-  return {doc: v.doc as number, ids: checkIds(v.ids, 'ids', vocabSize, source, rec.line)}
+  const ids = checkIds(v.ids, 'ids', vocabSize, source, rec.line)
+  const tags = parseTags(v.tags, ids.length, (msg) => errorAt(source, rec.line, msg))
+  return tags.length > 0 ? {doc: v.doc as number, ids, tags} : {doc: v.doc as number, ids}
 }

@@ -38,6 +38,13 @@ export class NdjsonBytes {
     for (let i = 0; i < s.length; i++) this.buf[this.at++] = s.charCodeAt(i)
   }
 
+  /** Any text as UTF-8 (tag labels, which may be any string); reserves its own room. */
+  utf8(s: string): void {
+    const n = Buffer.byteLength(s)
+    this.reserve(n)
+    this.at += this.buf.write(s, this.at)
+  }
+
   /** An integer in decimal; the caller reserved room (at most 16 bytes for a safe integer). */
   int(n: number): void {
     if (n < 0 || n > 0x7fffffff) return this.ascii(String(n))

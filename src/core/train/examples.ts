@@ -67,7 +67,7 @@ export class ExampleMaker {
     if (r.kind === 'masked') return toMaskedExample(rec, r.vocabSize, this.source)
     const block = toBlockRecord(rec, r.vocabSize, r.special.cls, r.special.sep, this.source)
     if (!this.masker) throw new Error('blocks need a masker')
-    const res = this.masker.mask(block.ids, deriveRng(this.seed, this.stream, epoch, index))
+    const res = this.masker.mask(block.ids, deriveRng(this.seed, this.stream, epoch, index), block.tags)
     const targets: [number, number][] = []
     for (let i = 0; i < res.targets.length; i += 2) targets.push([res.targets[i], res.targets[i + 1]])
     const spans: [number, number, string][] = []

@@ -54,8 +54,26 @@ export function nerFeatures(
   stride: number,
   seg: NerSegments | null = null,
 ): NerFeature[] {
-  const {cls, sep} = tok.vocab.special
   const {ids, first} = subTokens(words, tok)
+  return nerWindows(ids, first, labels, sentence, tok.vocab.special, maxLen, stride, seg)
+}
+
+/**
+ * The windows over a sentence's sub-token `ids`, `first[w]` the position of word w's first
+ * sub-token: what nerFeatures builds after WordPiece, and what `span tag` builds from a record's
+ * ids (tasks/ner/tag-records.ts), so both read each word's prediction at the same place.
+ */
+export function nerWindows(
+  ids: ArrayLike<number>,
+  first: number[],
+  labels: number[] | null,
+  sentence: number,
+  special: {cls: number; sep: number},
+  maxLen: number,
+  stride: number,
+  seg: NerSegments | null = null,
+): NerFeature[] {
+  const {cls, sep} = special
   const wordAt = new Map(first.map((p, w) => [p, w]))
   const spans = docSpans(ids.length, maxLen - 2, stride)
   return spans.map(({start, length}, w) => {

@@ -127,7 +127,27 @@ export async function predictTags(
   batchSize: number,
   padId: number,
 ): Promise<string[][]> {
-  const iob2 = file.sentences.map((s) => s.words.map(() => 'O'))
+  const iob2 = await predictWordTags(
+    model,
+    file.sentences.map((s) => s.words.length),
+    units,
+    labels,
+    batchSize,
+    padId,
+  )
+  return iob2.map((tags) => inScheme(tags, scheme))
+}
+
+/** Each word's predicted IOB2 tag, read at its first sub-token in the window where it has the most context; `words[k]`: sentence k's word count. */
+export async function predictWordTags(
+  model: BertForTokenClassification,
+  words: number[],
+  units: NerFeature[],
+  labels: string[],
+  batchSize: number,
+  padId: number,
+): Promise<string[][]> {
+  const iob2 = words.map((n) => new Array<string>(n).fill('O'))
   for (let at = 0; at < units.length; at += batchSize) {
     const fs = units.slice(at, at + batchSize)
     const b = collateNer(fs, padId, false, nerSpanLimits(model))
@@ -136,7 +156,7 @@ export async function predictTags(
     y.dispose()
     fs.forEach((f, i) => f.words.forEach((w, t) => w >= 0 && (iob2[f.sentence][w] = labels[best[i * b.T + t]])))
   }
-  return iob2.map((tags) => inScheme(tags, scheme))
+  return iob2
 }
 
 /** conlleval's rows of a gold file (token ... GOLD) with predicted tags appended (O on -DOCSTART-). */

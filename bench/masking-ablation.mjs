@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+/**
+ * SpanBERT's masking ablation (§5 "Masking Schemes", Table 6) at small scale (issue 33): five
+ * encoders differing only in how tokens are masked, then the same fine-tuning on the same dev tasks.
+ *   1. one corpus: WikiText-2 (valid + test: the train split is not in ../shared/data), LitBank fold 0's
+ *      train documents and CoNLL-2003 eng.train's sentences; no coref, NER, SST-2 or SQuAD dev or test
+ *      text. `span tokenize` (the taggers' vocabulary) | `span tag` once with the NER tagger and once with
+ *      the NP chunker (BENCH_NER, BENCH_NP: span finetune ner runs) | `span block --len 128`;
+ *   2. `span pretrain` of a `tiny` encoder per scheme (subword, whole-word, entity, noun-phrase, span):
+ *      same --max-steps BENCH_PT_STEPS, seed, batch 32, lr 1e-3, 10% warm-up, data order (same blocks;
+ *      dynamic masking). Objectives: MLM only for all five (BENCH_OBJECTIVES), as Table 6 isolates the
+ *      masking (the paper's rows add NSP; span's tagged blocks are single sequences, so no NSP here);
+ *   3. each encoder fine-tuned with seeds BENCH_SEEDS on: CoNLL-2003 NER (eng.train → eng.testa, F1),
+ *      SST-2 (train → dev, accuracy), LitBank coref fold 0 (train → dev, CoNLL F1), SQuAD 2.0 (the CS224n
+ *      half minus its Normans article → the Normans/Rhine subset, F1); the best dev score of each run;
+ *   4. a table in Table 6's shape: mean ± half the range over seeds per cell, beside the paper's rows.
+ * Work files: bench/out/masking-ablation/ (BENCH_OUT). Not a test.
+ *
+ *   npm run build && BENCH_NER=ner-run BENCH_NP=np-run node bench/masking-ablation.mjs
+ * Settings (env), defaults the small budget that fits a loaded 2-core machine: BENCH_PT_STEPS (40),
+ * BENCH_CORPUS_LINES (3000, lines of the corpus kept), BENCH_SEEDS (1,2), BENCH_FT_EXAMPLES (256,
+ * --max-train-examples of every task), BENCH_FT_EPOCHS (1), BENCH_COREF_DOCS (8, coref's --max-train-examples), BENCH_THREADS (1),
+ * BENCH_TASKS (ner,sst2,coref,squad), BENCH_OBJECTIVES (mlm).
+ */
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {cpus, loadavg} from 'node:os'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const BIN = join(ROOT, 'bin', 'run.js')
+const env = (k, d) => process.env[k] ?? d
+const DATA = env('SPAN_SHARED_DATA', join(ROOT, '..', 'shared', 'data'))
+const OUT = env('BENCH_OUT', join(ROOT, 'bench', 'out', 'masking-ablation'))
+const S = {
+  ptSteps: Number(env('BENCH_PT_STEPS', '40')),
+  lines: Number(env('BENCH_CORPUS_LINES', '3000')),
+  seeds: env('BENCH_SEEDS', '1,2').split(','),
+  examples: env('BENCH_FT_EXAMPLES', '256'),
+  epochs: env('BENCH_FT_EPOCHS', '1'),
+  corefDocs: Number(env('BENCH_COREF_DOCS', '8')),
+  threads: env('BENCH_THREADS', '1'),
+  tasks: env('BENCH_TASKS', 'ner,sst2,coref,squad').split(','),
+  objectives: env('BENCH_OBJECTIVES', 'mlm'),
+}
+const SCHEMES = [
+  ['Subword Tokens', 'subword', 'ner'],
+  ['Whole Words', 'whole-word', 'ner'],
+  ['Named Entities', 'entity', 'ner'],
+  ['Noun Phrases', 'noun-phrase', 'np'],
+  ['Geometric Spans', 'span', 'ner'],
+]
+// Table 6 (dev): SQuAD 2.0, NewsQA, TriviaQA, Coreference, MNLI-m, QNLI, GLUE avg
+const PAPER = {
+  'Subword Tokens': [83.8, 72.0, 76.3, 77.7, 86.7, 92.5, 83.2],
+  'Whole Words': [84.3, 72.8, 77.1, 76.6, 86.3, 92.8, 82.9],
+  'Named Entities': [84.8, 72.7, 78.7, 75.6, 86.0, 93.1, 83.2],
+  'Noun Phrases': [85.0, 73.0, 77.7, 76.7, 86.5, 93.2, 83.5],
+  'Geometric Spans': [85.4, 73.0, 78.8, 76.4, 87.0, 93.3, 83.4],
+}
+const cpuSeconds = () => {
+  const u = process.resourceUsage() // this process; children are added from their own usage below
+  return (u.userCPUTime + u.systemCPUTime) / 1e6
+}
+let childCpu = 0
+
+/** `span ARGS`; exits on failure with the command's stderr. */
+function span(args, {input, out} = {}) {
+  const t0 = performance.now()
+  const r = spawnSync(
+    'bash',
+    ['-c', `TIMEFORMAT='%U %S'; { time node ${BIN} ${args.map((a) => `'${a}'`).join(' ')} ${out ? `> '${out}'` : ''} ; } 2> >(cat >&2)`],
+    {input, encoding: 'utf8', maxBuffer: 1 << 30},
+  )
+  if (r.status !== 0) {
+    process.stderr.write(`span ${args.join(' ')} failed (${r.status}):\n${r.stderr}`)
+    process.exit(1)
+  }
+  const times = r.stderr.trim().split('\n').at(-1).split(' ').map(Number)
+  if (times.length === 2 && times.every(Number.isFinite)) childCpu += times[0] + times[1]
+  return {stdout: r.stdout, stderr: r.stderr, secs: (performance.now() - t0) / 1000}
+}
+
+/** The corpus text: documents separated by blank lines. */
+async function corpus() {
+  const {readConll} = await import('../dist/core/tasks/coref/conll.js')
+  const {sentenceIds} = await import('../dist/core/tasks/coref/sentences.js')
+  const lit = readConll(join(DATA, 'coref', 'litbank', 'tenfold_splits', '0', 'train.ids')).map((d) => {
+    const sid = sentenceIds(d.words, d.sentence)
+    const lines = []
+    d.words.forEach((w, i) => (i === 0 || sid[i] !== sid[i - 1] ? lines.push([w]) : lines.at(-1).push(w)))
+    return lines.map((l) => l.join(' ')).join('\n')
+  })
+  const wiki = ['valid', 'test'].flatMap((s) => readFileSync(join(DATA, 'wikitext', `wikitext-2.${s}.txt`), 'utf8').split(/\n(?= = [^=].* = \n)/))
+  const conll = readFileSync(join(DATA, 'conll2003', 'eng.train'), 'utf8')
+    .split(/\n-DOCSTART-[^\n]*\n/)
+    .map((doc) =>
+      doc
+        .split(/\n\s*\n/)
+        .map((s) =>
+          s
+            .split('\n')
+            .map((l) => l.split(' ')[0])
+            .filter((w) => w && w !== '-DOCSTART-')
+            .join(' '),
+        )
+        .filter(Boolean)
+        .join('\n'),
+    )
+  const clean = (t) =>
+    t
+      .replace(/ @(.)@ /g, '$1')
+      .replace(/<unk>/g, '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !/^=.*=$/.test(l))
+      .join('\n')
+  const docs = [...wiki, ...lit, ...conll].map(clean).filter(Boolean)
+  const kept = []
+  let lines = 0
+  for (let i = 0; lines < S.lines && i < docs.length; i++) {
+    // interleave the three sources
+    const d = docs[(i * 7919) % docs.length].split('\n').slice(0, S.lines - lines)
+    kept.push(d.join('\n'))
+    lines += d.length
+  }
+  return kept.join('\n\n') + '\n'
+}
+
+/** Steps 1–2: tagged blocks and one pre-trained encoder per scheme. */
+async function pretrainAll(models) {
+  const text = join(OUT, 'corpus.txt')
+  writeFileSync(text, await corpus())
+  const vocab = join(models.ner, 'best', 'vocab.txt')
+  const tokens = join(OUT, 'tokens.ndjson')
+  span(['tokenize', '--vocab', vocab, '--cased', text], {out: tokens})
+  for (const t of ['ner', 'np']) {
+    const tagged = span(['tag', '--model', models[t], '--threads', S.threads, tokens], {out: join(OUT, `${t}.ndjson`)})
+    console.log(
+      `tag (${t}): ${tagged.stderr
+        .trim()
+        .split('\n')
+        .find((l) => l.startsWith('span tag:'))} in ${tagged.secs.toFixed(0)} s`,
+    )
+    span(['block', '--len', '128', join(OUT, `${t}.ndjson`)], {out: join(OUT, `blocks-${t}.ndjson`)})
+  }
+  const inspect = JSON.parse(span(['inspect', '--json', join(OUT, 'blocks-ner.ndjson')]).stdout)
+  console.log(`corpus: ${inspect.records} blocks, ${inspect.tokens} tokens, ${inspect.tags?.tags ?? 0} entity tags`)
+  for (const [, scheme, tags] of SCHEMES) {
+    const run = join(OUT, `pt-${scheme}`)
+    if (existsSync(join(run, `checkpoint-${S.ptSteps}`))) continue
+    const args = ['pretrain', join(OUT, `blocks-${tags}.ndjson`), '--preset', 'tiny', '--scheme', scheme, '--objectives', S.objectives]
+    args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
+    args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
+    const r = span(args)
+    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
+  }
+}
+
+/** One fine-tuning run: the best dev value of the task's metric. */
+function finetune(task, init, seed) {
+  const out = join(OUT, `ft-${task}-${init.split('/').at(-2)}-s${seed}`)
+  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, '--out', out, '--max-train-examples', S.examples]
+  const c = join(DATA, 'conll2003')
+  const lit = join(DATA, 'coref', 'litbank', 'tenfold_splits', '0')
+  const argv = {
+    ner: [['finetune', 'ner', '--train', join(c, 'eng.train'), '--dev', join(c, 'eng.testa'), ...common], 'f1'],
+    sst2: [
+      ['finetune', 'glue', '--task', 'SST-2', '--train', join(DATA, 'glue', 'SST-2', 'train.tsv'), '--dev', join(DATA, 'glue', 'SST-2', 'dev.tsv'), ...common],
+      'acc',
+    ],
+    coref: [['finetune', 'coref', '--train', join(lit, 'train.ids'), '--dev', join(lit, 'dev.ids'), ...common.slice(0, -1), String(S.corefDocs)], 'conll_f1'],
+    squad: [
+      ['finetune', 'squad', '--train', join(OUT, 'squad-train.json'), '--dev', join(DATA, 'squad', 'squad-v2.0-dev-subset-normans-rhine.json'), ...common],
+      'f1',
+    ],
+  }[task]
+  const r = span(argv[0])
+  const dev = r.stdout
+    .split('\n')
+    .filter((l) => l.includes('"split":"dev"'))
+    .map((l) => JSON.parse(l))
+  const best = Math.max(...dev.map((d) => d[argv[1]] ?? d.f1 ?? d.acc ?? NaN)) // spread-ok: one record per dev evaluation of a run
+  return argv[1] === 'acc' && best <= 1 ? 100 * best : best
+}
+
+/** SQuAD's training file: the CS224n half without the dev set's article. */
+function taskFiles() {
+  const sq = JSON.parse(readFileSync(join(DATA, 'squad', 'squad-v2.0-dev-cs224n-half.json'), 'utf8'))
+  sq.data = sq.data.filter((a) => a.title !== 'Normans') // the dev set's article
+  writeFileSync(join(OUT, 'squad-train.json'), JSON.stringify(sq))
+}
+
+const cell = (xs) => {
+  const m = xs.reduce((a, b) => a + b, 0) / xs.length
+  return `${m.toFixed(1)} ±${((Math.max(...xs) - Math.min(...xs)) / 2).toFixed(1)}` // spread-ok: one score per seed
+}
+
+async function main() {
+  const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
+  for (const m of Object.values(models))
+    if (!existsSync(join(m, 'best', 'config.json')))
+      throw new Error(`${m}: no span finetune ner run (set BENCH_NER / BENCH_NP; docs/algorithms.md#tagged-masking says how they were trained)`)
+  mkdirSync(OUT, {recursive: true})
+  const t0 = performance.now()
+  const load0 = loadavg()[0]
+  console.log(`masking ablation: ${JSON.stringify(S)}; ${cpus().length} cores, load ${load0.toFixed(1)}`)
+  await pretrainAll(models)
+  taskFiles()
+  const rows = SCHEMES.map(([name, scheme]) => {
+    const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
+    const cells = S.tasks.map((task) => cell(S.seeds.map((seed) => finetune(task, init, seed))))
+    console.log(`${name}: ${cells.join('  ')}`)
+    return [name, ...cells]
+  })
+  const head = ['scheme', ...S.tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
+  console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
+  console.log(`|${' --- |'.repeat(head.length + 7)}`)
+  for (const r of rows) console.log(`| ${r.join(' | ')} | ${PAPER[r[0]].map((x) => x.toFixed(1)).join(' | ')} |`)
+  const wall = (performance.now() - t0) / 1000
+  console.log(
+    `\nwall ${wall.toFixed(0)} s, CPU ${(childCpu + cpuSeconds()).toFixed(0)} s (children and this script), load ${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,
+  )
+  console.log('cells: mean ±half the range over seeds of the best dev score; paper: Table 6 (dev, base size, 1.2M steps, NSP)')
+}
+
+await main()
