@@ -120,7 +120,7 @@ describe('cause 8: a FILE argument and --input both given, for every command tha
     .map(([id]) => id)
   it('has commands to walk', () => expect(both.length).toBeGreaterThan(6))
   it.each(both)('%s', (id) => {
-    const required = id === 'encode' || id === 'fill' ? ['--model', fixture] : []
+    const required = ['encode', 'fill', 'tag'].includes(id) ? ['--model', fixture] : []
     const r = span([...id.split(':'), ...required, '-i', 'text.txt', 'other.txt'])
     oneLine(r, 2, new RegExp(`^span ${id}: give the input once: the FILE argument "other\\.txt" or --input "text\\.txt", not both$`))
   })
