@@ -6,7 +6,7 @@ import {SpanError} from '../stream/errors.js'
 import {fsyncPath, recoverSaves} from '../util/atomic.js'
 import {checkMakeable, makeDirs} from '../util/dirs.js'
 import {fsError} from '../util/fs-errors.js'
-import {LOCK_FILE, lockDir, realDir} from '../util/lock.js'
+import {LOCK_FILE, lockDir, lockFsError, realDir} from '../util/lock.js'
 
 /**
  * A training run's output directory (pretrain and finetune alike, after Hugging Face Trainer's
@@ -259,11 +259,11 @@ export async function planRunDir(o: RunDirOptions): Promise<PlannedRunDir> {
   if (o.out === undefined) {
     if (launchSize() > 1) throw new SpanError('give --out DIR: under a data-parallel launcher every rank must name the same run directory', 2)
     const out = join(RUNS_DIR, `${o.kind}-${runStamp(now)}`)
-    await checkMakeable(out).catch((err) => Promise.reject(fsError(err)))
+    await checkMakeable(out).catch((err) => Promise.reject(lockFsError(err, out)))
     return {out, open: () => openRunDir(o, now)}
   }
   checkOutDir(o.out, o.init)
-  await checkMakeable(o.out).catch((err) => Promise.reject(fsError(err))) // a file in the way, no permission, a full disk: said before any input is read
+  await checkMakeable(o.out).catch((err) => Promise.reject(lockFsError(err, o.out as string))) // a file in the way, no permission, a full disk: said before any input is read
   if ((await stat(o.out).catch(() => null))?.isDirectory()) await checkEmpty(o.out, (n) => n === LOCK_FILE || /\.tmp-\d+$/.test(n)) // what a killed save left is repaired by open()
   return {out: o.out, open: () => openRunDir(o, now)}
 }

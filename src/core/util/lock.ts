@@ -62,7 +62,7 @@ async function take(path: string, dir: string, log: (line: string) => void, made
 }
 
 /** An errno error of the run directory as span's line: a directory span cannot write is said at once. */
-function lockFsError(err: unknown, dir: string, named = false): unknown {
+export function lockFsError(err: unknown, dir: string, named = false): unknown {
   if (!isErrno(err)) return err
   const e = err as ErrnoError
   if (e.code === 'ENOTDIR' && !named) return new SpanError(describeFsError(e, fileOnPath(dir))) // the component that is a file
