@@ -31,7 +31,7 @@ function fullBlocks(len: number, count: number): string {
 const tiny = presetConfig('tiny', fixtureVocab.tokens.length)
 const SMALL = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--backend', 'wasm'] // seconds on wasm
 const small = presetConfig('tiny', fixtureVocab.tokens.length, {num_hidden_layers: 1, hidden_size: 16, num_attention_heads: 2, intermediate_size: 64})
-const planned = (batch: number, len: number, model = tiny) => planMemory({model, batch, seqLen: len, ratio: 0.15, examples: 40}).total
+const planned = (batch: number, len: number, model = tiny) => planMemory({model, batch, seqLen: len, ratio: 0.15, examples: 40, pool: 'share'}).total // native: its buffer pool is in the plan
 const env = (bytes: number) => ({...process.env, SPAN_MEMORY_AVAILABLE: String(Math.ceil(bytes))})
 const mib = (v: string, unit: string) => Number(v) * (unit === 'GiB' ? 1024 : 1)
 

@@ -117,7 +117,7 @@ describe('span tag', () => {
     expect([labels.code, labels.stdout, labels.stderr]).toEqual([2, '', "span tag: --labels: DATE not among the model's labels (LOC, MISC, ORG, PER)\n"])
     const task = sh(`${span} tokenize --vocab ner/best/vocab.txt text.txt | ${span} tag --model nli --threads 1`)
     expect([task.code, task.stdout]).toEqual([1, ''])
-    expect(task.stderr).toMatch(/^span tag: nli: not a span finetune ner model/)
+    expect(task.stderr).toMatch(/^span tag: nli: a span finetune nli model, not a ner one/)
     const bad = sh(`${span} tag --model ner --threads 1`, '{"doc":0,"ids":[5,6],"tags":[[0,3,"PER"]]}\n')
     expect([bad.code, bad.stdout, bad.stderr]).toEqual([1, '', 'span tag: stdin:1: tags[0][1] = 3 is past the record (2 ids; ends are inclusive)\n'])
   }, 400_000)
