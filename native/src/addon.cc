@@ -4,6 +4,7 @@
 #include <node_api.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fused.h"
@@ -70,11 +71,11 @@ napi_value boolean(napi_env env, bool b) {
 }
 
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
-constexpr int kAbi = 4;
+constexpr int kAbi = 5;
 
-// info() → {blas, threads, abi}
+// info() → {blas, threads, abi, precision}
 napi_value Info(napi_env env, napi_callback_info) {
-  napi_value o, blas, threads, abi;
+  napi_value o, blas, threads, abi, precision;
   napi_create_object(env, &o);
   napi_create_string_utf8(env, span::blas_name(), NAPI_AUTO_LENGTH, &blas);
   napi_create_int32(env, span::get_threads(), &threads);
@@ -82,7 +83,23 @@ napi_value Info(napi_env env, napi_callback_info) {
   napi_set_named_property(env, o, "threads", threads);
   napi_create_int32(env, kAbi, &abi);
   napi_set_named_property(env, o, "abi", abi);
+  napi_create_string_utf8(env, span::gemm_precision() == span::Precision::bf16 ? "bf16" : "fp32", NAPI_AUTO_LENGTH,
+                          &precision);
+  napi_set_named_property(env, o, "precision", precision);
   return o;
+}
+
+// setPrecision("fp32" | "bf16"): the matrix products' precision (gemm.h)
+napi_value SetPrecision(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 1)) return nullptr;
+  char name[8] = {0};
+  size_t len = 0;
+  CHECK(napi_get_value_string_utf8(env, a.v[0], name, sizeof name, &len));
+  std::string p(name, len);
+  CHECK(p == "fp32" || p == "bf16" ? napi_ok : napi_invalid_arg);
+  span::set_gemm_precision(p == "bf16" ? span::Precision::bf16 : span::Precision::fp32);
+  return nullptr;
 }
 
 // setThreads(n)
@@ -489,6 +506,7 @@ napi_value Init(napi_env env, napi_value exports) {
   const span_napi::Method methods[] = {
       {"info", Info},
       {"setThreads", SetThreads},
+      {"setPrecision", SetPrecision},
       {"matmul", MatMul},
       {"binary", Binary},
       {"unary", Unary},

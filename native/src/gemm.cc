@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -132,6 +133,36 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
 }
 #endif
 
+Precision g_precision = Precision::fp32;
+
+/** Rows [r0, r1) of a row-major [.., cols] operand with leading dimension ld, rounded to bf16 into out. */
+void round_rows(const float* x, size_t ld, size_t r0, size_t r1, size_t c0, size_t c1, std::vector<float>& out) {
+  size_t w = c1 - c0;
+  out.resize((r1 - r0) * w);
+  for (size_t r = r0; r < r1; r++)
+    for (size_t c = c0; c < c1; c++) out[(r - r0) * w + (c - c0)] = round_bf16(x[r * ld + c]);
+}
+
+/**
+ * The bf16 reference product: the A rows and B columns this block reads, rounded to bf16, then the
+ * fp32 kernel on the copies (products of bf16 values are exact in fp32, so only the summation order
+ * can differ from a bf16 dot-product instruction's).
+ */
+void gemm_block_bf16(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  thread_local std::vector<float> ra, rb;
+  Gemm r = g;
+  // A: [M, K] rows m0..m1, or [K, M] columns m0..m1 when transA
+  if (g.transA) round_rows(g.a, g.lda, 0, g.K, m0, m1, ra); else round_rows(g.a, g.lda, m0, m1, 0, g.K, ra);
+  r.a = ra.data();
+  r.lda = g.transA ? m1 - m0 : g.K;
+  // B: [K, N] columns n0..n1, or [N, K] rows n0..n1 when transB
+  if (g.transB) round_rows(g.b, g.ldb, n0, n1, 0, g.K, rb); else round_rows(g.b, g.ldb, 0, g.K, n0, n1, rb);
+  r.b = rb.data();
+  r.ldb = g.transB ? g.K : n1 - n0;
+  r.c = g.c + m0 * g.ldc + n0;
+  gemm_block(r, 0, m1 - m0, 0, n1 - n0);
+}
+
 void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   if (m1 <= m0 || n1 <= n0) return;
   if (g.K == 0) {
@@ -139,10 +170,24 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
+  if (g_precision == Precision::bf16) return gemm_block_bf16(g, m0, m1, n0, n1);
   gemm_block(g, m0, m1, n0, n1);
 }
 
 }  // namespace
+
+void set_gemm_precision(Precision p) { g_precision = p; }
+Precision gemm_precision() { return g_precision; }
+
+float round_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) u = 0x7fff0000u;  // every NaN to the canonical one, as cvt.rn.bf16.f32
+  else u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;  // ties to even; past the largest bf16 to ±inf
+  float y;
+  std::memcpy(&y, &u, 4);
+  return y;
+}
 
 void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N,
                   size_t K, bool transA, bool transB, float beta) {

@@ -5,6 +5,17 @@ namespace span {
 
 /** Name of the BLAS the addon was linked with ("openblas (core)", "blis", "accelerate", "cblas") or "builtin". */
 const char* blas_name();
+/**
+ * The matrix products' precision (`--precision` on native): fp32, or bf16: every operand rounded to
+ * bf16 (round to nearest, ties to even, NaN kept: the cuda backend's cast_bf16.cu and its CPU reference
+ * src/core/engine/cuda/bf16.ts) before an fp32-accumulating product; outputs stay fp32. Process-wide.
+ */
+enum class Precision { fp32 = 0, bf16 = 1 };
+void set_gemm_precision(Precision p);
+Precision gemm_precision();
+/** x rounded to the nearest bf16, returned as the fp32 it stands for. */
+float round_bf16(float x);
+
 /** Pins the BLAS library to one thread, so the addon's own pool is the only one. */
 void blas_single_thread();
 

@@ -6,8 +6,10 @@ import {allocF32} from './native-pool.js'
 
 /** The addon's functions (native/src/addon.cc); every tensor is a TypedArray that JS allocated. */
 export interface NativeAddon {
-  info(): {blas: string; threads: number; abi?: number}
+  info(): {blas: string; threads: number; abi?: number; precision?: 'fp32' | 'bf16'}
   setThreads(n: number): void
+  /** The matrix products' precision (native/src/gemm.h): bf16 rounds every operand to bf16, accumulates in fp32. */
+  setPrecision(p: 'fp32' | 'bf16'): void
   matmul(a: Float32Array, b: Float32Array, out: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number, transA: boolean, transB: boolean): void
   binary(op: number, a: Float32Array, b: Float32Array, out: Float32Array, shape: number[], stridesA: number[], stridesB: number[]): void
   unary(op: number, x: Float32Array, out: Float32Array): void
