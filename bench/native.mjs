@@ -3,7 +3,8 @@
 // against wasm. Plain JS over dist/:
 //   npm run build && node bench/native.mjs [presets] [backends] [--threads N]
 //   presets default tiny,mini (add base: batch 8 × 128, native only); backends default native,wasm;
-//   --only step|sgemm runs just that part
+//   --only step|sgemm runs just that part; --precision fp32|bf16 the matrix products' precision on
+//   native (bf16: operands rounded to bf16, fp32 accumulation, as `--precision bf16`)
 // Prints one JSON line per measurement:
 //   sgemm     1024³ sgemm through the addon, GFLOP/s at 1 thread and at the pool size
 //   step      tokens/s of a full training step (trainStep: forward, backward, clipping, AdamW),
@@ -32,6 +33,8 @@ const ti = argv.indexOf('--threads')
 const threads = ti >= 0 ? Number(argv.splice(ti, 2)[1]) : undefined
 const oi = argv.indexOf('--only') // --only step|sgemm: one part (bench/vs-torch.mjs runs them apart)
 const only = oi >= 0 ? argv.splice(oi, 2)[1] : null
+const pi = argv.indexOf('--precision')
+const precision = pi >= 0 ? argv.splice(pi, 2)[1] : 'fp32'
 const presets = (argv[0] ?? 'tiny,mini').split(',')
 const backends = (argv[1] ?? 'native,wasm').split(',')
 const T = 128
@@ -43,6 +46,7 @@ async function start(backend) {
   if (backend === 'native') {
     const why = await startNative(threads)
     if (why) throw new Error(`native: ${why}`)
+    nativeAddon().setPrecision(precision)
   } else {
     await initBackend(backend)
   }
@@ -90,7 +94,7 @@ function stepBench(backend, preset) {
   }
   const ms = median(times)
   const gflop = stepFlops(model.config, batch) / 1e9
-  out({bench: 'step', gflop_per_step: +gflop.toFixed(2), gflop_per_s: +(gflop / (ms / 1000)).toFixed(1), backend, preset, batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), tensors: tf.memory().numTensors,
+  out({bench: 'step', gflop_per_step: +gflop.toFixed(2), gflop_per_s: +(gflop / (ms / 1000)).toFixed(1), backend, preset, precision: backend === 'native' ? precision : 'fp32', batch: `${B}x${T}`, step_ms: Math.round(ms), step_cpu_ms: Math.round(median(cpuTimes)), tokens_per_s: Math.round((B * T) / (ms / 1000)), max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), tensors: tf.memory().numTensors,
     ...(backend === 'native' ? {pool: nativePoolStats()} : {})})
   disposeBatch(batch)
   opt.dispose()
