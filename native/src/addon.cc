@@ -530,6 +530,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"sumSquares", SumSquares},
       {"setGemmPath", span_gemm_napi::SetGemmPath},
       {"toBf16", span_gemm_napi::ToBf16},
+      {"gemmLd", span_gemm_napi::GemmLd},
+      {"matmulBeta", span_gemm_napi::MatmulBeta},
       {"peak", span_gemm_napi::MeasurePeak},
   };
   span_napi::defineMethods(env, exports, methods);

@@ -7,6 +7,7 @@
 #include "gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -151,6 +152,7 @@ GemmPath default_path() {
 Precision g_precision = Precision::fp32;
 GemmPath g_path = GemmPath::builtin;  // set by init_path() before the first product
 bool g_path_set = false;
+std::atomic<size_t> g_fallbacks{0};  // products oneDNN had no primitive for (gemm_fallbacks())
 
 GemmPath path() {
   if (!g_path_set) {
@@ -230,7 +232,10 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
-  if (path() == GemmPath::onednn && dnnl_block(g, m0, m1, n0, n1)) return;
+  if (path() == GemmPath::onednn) {
+    if (dnnl_block(g, m0, m1, n0, n1)) return;
+    g_fallbacks++;
+  }
   if (g_precision == Precision::bf16) return gemm_block_bf16(g, m0, m1, n0, n1);
   gemm_block(g, m0, m1, n0, n1);
 }
@@ -246,6 +251,7 @@ struct Bf16Operands {
 
 /** The product on the BLAS or builtin kernel, for a part oneDNN has no primitive for. */
 void fallback(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  g_fallbacks++;
   if (g_precision == Precision::bf16) return gemm_block_bf16(g, m0, m1, n0, n1);
   gemm_block(g, m0, m1, n0, n1);
 }
@@ -319,6 +325,7 @@ bool set_gemm_path(GemmPath p) {
 }
 
 GemmPath gemm_path() { return path(); }
+size_t gemm_fallbacks() { return g_fallbacks; }
 
 const char* gemm_path_name(GemmPath p) {
   switch (p) {

@@ -25,6 +25,8 @@ enum class GemmPath { builtin = 0, blas = 1, onednn = 2 };
 /** false (nothing changed) when that path is not in this build. */
 bool set_gemm_path(GemmPath p);
 GemmPath gemm_path();
+/** How many products (or parts) on the oneDNN path ran on the BLAS or builtin kernel instead: oneDNN had no primitive. */
+size_t gemm_fallbacks();
 const char* gemm_path_name(GemmPath p);
 /** The path in use, as doctor says it: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin". */
 const char* gemm_description();
