@@ -98,6 +98,7 @@ napi_value MatmulBeta(napi_env env, napi_callback_info info) {
 
 void addInfo(napi_env env, napi_value info) {
   set(env, info, "gemm", jsString(env, span::gemm_description()));
+  set(env, info, "gemmIsa", jsString(env, span::gemm_isa()));
   set(env, info, "gemmPath", jsString(env, span::gemm_path_name(span::gemm_path())));
   set(env, info, "gemmPaths", paths(env));
   napi_value impl;

@@ -4,7 +4,7 @@
 
 namespace span_gemm_napi {
 
-/** Adds {gemm, gemmPath, gemmPaths, gemmImpl: {fp32, bf16}, gemmFallbacks, bf16, bf16Convert} to info()'s object. */
+/** Adds {gemm, gemmIsa, gemmPath, gemmPaths, gemmImpl: {fp32, bf16}, gemmFallbacks, bf16, bf16Convert} to info()'s object. */
 void addInfo(napi_env env, napi_value info);
 /** setGemmPath("onednn" | "blas" | "builtin") → whether this build has that path (else nothing changes). */
 napi_value SetGemmPath(napi_env env, napi_callback_info info);

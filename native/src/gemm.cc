@@ -345,6 +345,25 @@ const char* gemm_description() {
   return s;
 }
 
+const char* gemm_isa() {
+  switch (path()) {
+    case GemmPath::onednn: return dnnl_isa_name();
+#if defined(SPAN_BLAS_OPENBLAS)
+    case GemmPath::blas: return openblas_get_corename();  // its kernel set: Haswell (AVX2), SkylakeX (AVX-512), ...
+#endif
+    default: break;
+  }
+#if defined(__AVX512F__)
+  return "avx512f (compiled)";  // the builtin kernel (or another BLAS): what the compiler vectorised for
+#elif defined(__AVX2__)
+  return "avx2 (compiled)";
+#elif defined(__ARM_NEON)
+  return "neon (compiled)";
+#else
+  return "sse2 (compiled)";
+#endif
+}
+
 float round_bf16(float x) {
   uint32_t u;
   std::memcpy(&u, &x, 4);

@@ -30,6 +30,8 @@ size_t gemm_fallbacks();
 const char* gemm_path_name(GemmPath p);
 /** The path in use, as doctor says it: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin". */
 const char* gemm_description();
+/** The instruction set the path runs: oneDNN's dispatch ("avx512_core_bf16"), OpenBLAS' core ("Haswell"), or what the builtin kernel was compiled for. */
+const char* gemm_isa();
 
 /** Pins the BLAS library to one thread, so the addon's own pool is the only one. */
 void blas_single_thread();

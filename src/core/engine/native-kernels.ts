@@ -12,6 +12,8 @@ export interface NativeInfo {
   precision?: 'fp32' | 'bf16'
   /** the path in use, as doctor says it: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin" */
   gemm?: string
+  /** the instruction set it runs: oneDNN's dispatch ("avx512_core_bf16"), OpenBLAS' core ("Haswell"), or the builtin kernel's compiled one */
+  gemmIsa?: string
   gemmPath?: GemmPath
   /** the paths this build has, fastest first */
   gemmPaths?: GemmPath[]
