@@ -11,6 +11,10 @@
 // Rounds interleave the paths; each figure is the median over rounds of wall-clock GFLOP/s, with
 // the 1-minute load average beside it (the machine may be shared: rerun it quiet for the record)
 // and GFLOP per CPU-second × threads (cpu_gflop_per_s), which a loaded machine disturbs less.
+// The BLAS path runs the OpenBLAS kernel set OPENBLAS_CORETYPE names (printed; span sets SkylakeX
+// on AVX-512 CPUs unless it is set, and some machines set Haswell because older OpenBLAS builds
+// miscompute there): run it once with each to compare them. bf16 on the BLAS and builtin paths is
+// the reference (operands rounded, then the fp32 kernel), so it shows the conversion's cost.
 // Prints one JSON line per measurement, then a table.
 import {readFileSync} from 'node:fs'
 import {cpus, loadavg} from 'node:os'
