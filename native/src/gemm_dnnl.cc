@@ -1,8 +1,9 @@
 // oneDNN matmul primitives (oneDNN 2.x C API: dnnl_matmul_desc_init; see the developer guide's
 // "MatMul" page and examples/primitives/matmul.cpp of oneDNN v2.6). One primitive per distinct
 // product (shape, transposes, strides, precision, beta), created on first use and kept in a
-// bounded per-thread LRU together with its memory objects and scratchpad, so that threads
-// never share a stream, a memory object or a scratchpad. oneDNN runs single-threaded inside
+// bounded per-thread LRU together with its memory objects, so that threads never share a
+// stream, a memory object or a scratchpad; each thread has one scratchpad buffer, as large as
+// its largest product needs (the packed copy of B, for the biggest), that its primitives share. oneDNN runs single-threaded inside
 // the addon's pool: with its OpenMP runtime, omp_set_num_threads(1) on each calling thread.
 #include "gemm_dnnl.h"
 
@@ -38,7 +39,7 @@ struct Entry {
   Key key;
   dnnl_primitive_t prim = nullptr;  // null: oneDNN has no implementation (the caller falls back)
   dnnl_memory_t a = nullptr, b = nullptr, c = nullptr, pad = nullptr;
-  std::vector<char> scratch;
+  size_t pad_bytes = 0;
   ~Entry() {
     for (dnnl_memory_t m : {a, b, c, pad})
       if (m) dnnl_memory_destroy(m);
@@ -111,11 +112,8 @@ void build(Entry& e, const DnnlProduct& p) {
   ok = ok && dnnl_memory_create(&e.b, md(dnnl_query_weights_md), engine(), DNNL_MEMORY_NONE) == dnnl_success;
   ok = ok && dnnl_memory_create(&e.c, md(dnnl_query_dst_md), engine(), DNNL_MEMORY_NONE) == dnnl_success;
   const dnnl_memory_desc_t* pad = md(dnnl_query_scratchpad_md);
-  size_t bytes = pad ? dnnl_memory_desc_get_size(pad) : 0;
-  if (ok && bytes) {
-    e.scratch.resize(bytes);
-    ok = dnnl_memory_create(&e.pad, pad, engine(), e.scratch.data()) == dnnl_success;
-  }
+  e.pad_bytes = pad ? dnnl_memory_desc_get_size(pad) : 0;
+  if (ok && e.pad_bytes) ok = dnnl_memory_create(&e.pad, pad, engine(), DNNL_MEMORY_NONE) == dnnl_success;
   dnnl_primitive_desc_destroy(pd);
   if (!ok && e.prim) {
     dnnl_primitive_destroy(e.prim);
@@ -150,6 +148,11 @@ bool dnnl_matmul(const DnnlProduct& p) {
   dnnl_memory_set_data_handle(e.a, const_cast<void*>(p.a));
   dnnl_memory_set_data_handle(e.b, const_cast<void*>(p.b));
   dnnl_memory_set_data_handle(e.c, p.c);
+  if (e.pad) {
+    thread_local std::vector<char> scratch;  // this thread's scratchpad, shared by its primitives
+    if (scratch.size() < e.pad_bytes) scratch.resize(e.pad_bytes);
+    dnnl_memory_set_data_handle(e.pad, scratch.data());
+  }
   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e.a}, {DNNL_ARG_WEIGHTS, e.b}, {DNNL_ARG_DST, e.c}, {DNNL_ARG_SCRATCHPAD, e.pad}};
   if (dnnl_primitive_execute(e.prim, stream(), e.pad ? 4 : 3, args) != dnnl_success) return false;
   return dnnl_stream_wait(stream()) == dnnl_success;
