@@ -2,10 +2,10 @@
   "targets": [
     {
       "target_name": "span_native",
-      "sources": ["src/addon.cc", "src/fused.cc", "src/gemm.cc", "src/ops.cc", "src/pool.cc"],
-      "defines": ["<!(node detect-blas.mjs define)", "NAPI_VERSION=8"],
-      "include_dirs": ["<!@(node detect-blas.mjs include)"],
-      "libraries": ["<!@(node detect-blas.mjs libs)"],
+      "sources": ["src/addon.cc", "src/addon_gemm.cc", "src/bf16.cc", "src/fused.cc", "src/gemm.cc", "src/gemm_dnnl.cc", "src/ops.cc", "src/peak.cc", "src/pool.cc"],
+      "defines": ["<!(node detect-blas.mjs define)", "<!(node detect-dnnl.mjs define)", "NAPI_VERSION=8"],
+      "include_dirs": ["<!@(node detect-blas.mjs include)", "<!@(node detect-dnnl.mjs include)"],
+      "libraries": ["<!@(node detect-blas.mjs libs)", "<!@(node detect-dnnl.mjs libs)"],
       "cflags_cc": ["-std=c++17", "-O3", "<!@(node arch-flags.mjs cflags)", "-pthread"],
       "cflags_cc!": ["-fno-exceptions"],
       "ldflags": ["-pthread", "<!@(node arch-flags.mjs ldflags)"],

@@ -34,9 +34,13 @@ function nodedir() {
 
 /** The addons: where each lives, what it builds, and what to say when it did. */
 const ADDONS = [
-  {dir: here, product: 'span_native.node', done: () => `native backend built (BLAS: ${blasName()})`, missing: 'native backend not built', fallback: 'the wasm backend will be used'},
+  {dir: here, product: 'span_native.node', done: () => `native backend built (BLAS: ${blasName()}; oneDNN: ${dnnlName()})`, missing: 'native backend not built', fallback: 'the wasm backend will be used'},
   {dir: join(here, 'cuda'), product: 'span_cuda.node', done: () => 'cuda loader built', missing: 'cuda loader not built', fallback: 'the cuda backend is unavailable'},
 ]
+
+function dnnlName() {
+  return spawnSync(process.execPath, [join(here, 'detect-dnnl.mjs'), 'name'], {encoding: 'utf8'}).stdout.trim()
+}
 
 function blasName() {
   return spawnSync(process.execPath, [join(here, 'detect-blas.mjs'), 'name'], {encoding: 'utf8'}).stdout.trim()
@@ -47,7 +51,7 @@ function upToDate(addon) {
   const built = join(addon.dir, 'build', 'Release', addon.product)
   if (!existsSync(built)) return false
   const sources = ['binding.gyp', ...readdirSync(join(addon.dir, 'src')).map((f) => join('src', f))]
-  const own = addon.dir === here ? ['build.mjs', 'detect-blas.mjs', 'arch-flags.mjs'] : []
+  const own = addon.dir === here ? ['build.mjs', 'detect-blas.mjs', 'detect-dnnl.mjs', 'arch-flags.mjs'] : []
   const t = statSync(built).mtimeMs
   return [...sources, ...own].every((f) => statSync(join(addon.dir, f)).mtimeMs <= t)
 }

@@ -7,7 +7,7 @@
 //  - node_modules/: the production dependencies, copied from this install and pruned to what
 //    runs (no sources, maps, typings, docs; tfjs packages keep their Node bundle and wasm);
 //  - native/: the addons (span_native, span_dist, span_cuda) built portably (SPAN_PORTABLE=1: x86-64-v2, static libstdc++; the
-//    builtin GEMM, since the target's BLAS is unknown).
+//    builtin GEMM, since the target's BLAS and oneDNN are unknown).
 // Prints the size; fails when over 40 MB.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync} from 'node:fs'
@@ -98,9 +98,12 @@ const ADDONS = {'': ['span_native.node', 'span_dist.node'], cuda: ['span_cuda.no
 /** The addons, built in the stage from native/'s sources, portably; only the .node files kept (and the cuda kernel sources NVRTC compiles at run time). */
 function buildAddons() {
   const dir = join(stage, 'native')
-  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src', 'cuda/kernels'])
+  for (const f of ['binding.gyp', 'build.mjs', 'detect-blas.mjs', 'detect-dnnl.mjs', 'arch-flags.mjs', 'src', 'cuda/binding.gyp', 'cuda/src', 'cuda/kernels'])
     cpSync(join(root, 'native', f), join(dir, f), {recursive: true})
-  const r = spawnSync(process.execPath, [join(dir, 'build.mjs')], {env: {...process.env, SPAN_PORTABLE: '1', SPAN_BLAS: 'none'}, encoding: 'utf8'})
+  const r = spawnSync(process.execPath, [join(dir, 'build.mjs')], {
+    env: {...process.env, SPAN_PORTABLE: '1', SPAN_BLAS: 'none', SPAN_DNNL: 'none'},
+    encoding: 'utf8',
+  })
   process.stdout.write(r.stdout)
   for (const [sub, files] of Object.entries(ADDONS)) {
     const keep = files.map((file) => {

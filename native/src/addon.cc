@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "addon_gemm.h"
 #include "fused.h"
 #include "napi-util.h"
 #include "gemm.h"
@@ -73,7 +74,7 @@ napi_value boolean(napi_env env, bool b) {
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
 constexpr int kAbi = 5;
 
-// info() → {blas, threads, abi, precision}
+// info() → {blas, threads, abi, precision, gemm, gemmPath, gemmPaths, gemmImpl, bf16, bf16Convert} (addon_gemm.h)
 napi_value Info(napi_env env, napi_callback_info) {
   napi_value o, blas, threads, abi, precision;
   napi_create_object(env, &o);
@@ -86,6 +87,7 @@ napi_value Info(napi_env env, napi_callback_info) {
   napi_create_string_utf8(env, span::gemm_precision() == span::Precision::bf16 ? "bf16" : "fp32", NAPI_AUTO_LENGTH,
                           &precision);
   napi_set_named_property(env, o, "precision", precision);
+  span_gemm_napi::addInfo(env, o);
   return o;
 }
 
@@ -526,6 +528,11 @@ napi_value Init(napi_env env, napi_value exports) {
       {"attentionForward", AttentionForward},
       {"attentionBackward", AttentionBackward},
       {"sumSquares", SumSquares},
+      {"setGemmPath", span_gemm_napi::SetGemmPath},
+      {"toBf16", span_gemm_napi::ToBf16},
+      {"gemmLd", span_gemm_napi::GemmLd},
+      {"matmulBeta", span_gemm_napi::MatmulBeta},
+      {"peak", span_gemm_napi::MeasurePeak},
   };
   span_napi::defineMethods(env, exports, methods);
   return exports;

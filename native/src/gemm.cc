@@ -1,15 +1,21 @@
-// Matrix products. With a CBLAS (detected at build time, see detect-blas.mjs) each product
-// is one cblas_sgemm per thread chunk; without one, a cache-blocked kernel of our own.
-// Work is split across the addon's pool: whole batch entries when there are enough of them,
-// else row (or column) stripes of C. BLAS itself runs single-threaded.
+// Matrix products, on one of three paths (gemm.h GemmPath), the fastest found at build time by
+// default: oneDNN's matmul primitive (gemm_dnnl.cc; detect-dnnl.mjs), a CBLAS' sgemm
+// (detect-blas.mjs), or a cache-blocked kernel of our own. Work is split across the addon's
+// pool: whole batch entries when there are enough of them, else row (or column) stripes of C;
+// oneDNN and the BLAS run single-threaded inside it. bf16 products round the operands with
+// bf16.cc; oneDNN then runs bf16 primitives, the other paths the fp32 kernel on the rounded copies.
 #include "gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
+#include "bf16.h"
+#include "gemm_dnnl.h"
 #include "pool.h"
 
 #if defined(SPAN_BLAS_ACCELERATE)
@@ -74,14 +80,15 @@ Gemm dense_gemm(const float* a, const float* b, float* c, size_t M, size_t N, si
 }
 
 #ifdef SPAN_HAVE_CBLAS
-void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+void blas_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   const float* a = g.transA ? g.a + m0 : g.a + m0 * g.lda;
   const float* b = g.transB ? g.b + n0 * g.ldb : g.b + n0;
   cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans, g.transB ? CblasTrans : CblasNoTrans,
               (int)(m1 - m0), (int)(n1 - n0), (int)g.K, 1.0f, a, (int)g.lda, b, (int)g.ldb, g.beta,
               g.c + m0 * g.ldc + n0, (int)g.ldc);
 }
-#else
+#endif
+
 // Builtin kernel (no BLAS): op(B)'s column stripe is packed row-major into [K, n] panels of
 // kNc columns, then four rows of C at a time accumulate a[i,k] * Bpanel[k, :] (the inner
 // loop is a contiguous axpy the compiler vectorises).
@@ -90,7 +97,7 @@ constexpr size_t kKc = 256, kNc = 512;
 inline float at_a(const Gemm& g, size_t i, size_t k) { return g.transA ? g.a[k * g.lda + i] : g.a[i * g.lda + k]; }
 inline float at_b(const Gemm& g, size_t k, size_t j) { return g.transB ? g.b[j * g.ldb + k] : g.b[k * g.ldb + j]; }
 
-void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+void builtin_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   std::vector<float> panel(kKc * kNc), arow(4 * kKc);
   if (g.beta == 0.0f)
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
@@ -131,16 +138,51 @@ void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
     }
   }
 }
+
+/** The default path: oneDNN when linked and started, else the BLAS, else the builtin kernel. */
+GemmPath default_path() {
+  if (dnnl_ready()) return GemmPath::onednn;
+#ifdef SPAN_HAVE_CBLAS
+  return GemmPath::blas;
+#else
+  return GemmPath::builtin;
 #endif
+}
 
 Precision g_precision = Precision::fp32;
+GemmPath g_path = GemmPath::builtin;  // set by init_path() before the first product
+bool g_path_set = false;
+std::atomic<size_t> g_fallbacks{0};  // products oneDNN had no primitive for (gemm_fallbacks())
 
-/** Rows [r0, r1) of a row-major [.., cols] operand with leading dimension ld, rounded to bf16 into out. */
+GemmPath path() {
+  if (!g_path_set) {
+    g_path = default_path();
+    g_path_set = true;
+  }
+  return g_path;
+}
+
+/** The fp32 product on the BLAS when the addon has one and it is not turned off, else the builtin kernel. */
+void gemm_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+#ifdef SPAN_HAVE_CBLAS
+  if (path() != GemmPath::builtin) return blas_block(g, m0, m1, n0, n1);
+#endif
+  builtin_block(g, m0, m1, n0, n1);
+}
+
+/** Rows [r0, r1) × columns [c0, c1) of a row-major operand with leading dimension ld, rounded to bf16 into out. */
 void round_rows(const float* x, size_t ld, size_t r0, size_t r1, size_t c0, size_t c1, std::vector<float>& out) {
   size_t w = c1 - c0;
   out.resize((r1 - r0) * w);
   for (size_t r = r0; r < r1; r++)
     for (size_t c = c0; c < c1; c++) out[(r - r0) * w + (c - c0)] = round_bf16(x[r * ld + c]);
+}
+
+/** The same block as bf16 bits (bf16.h's vectorised conversion, bit-identical to round_bf16). */
+void bf16_rows(const float* x, size_t ld, size_t r0, size_t r1, size_t c0, size_t c1, std::vector<uint16_t>& out) {
+  size_t w = c1 - c0;
+  out.resize((r1 - r0) * w);
+  for (size_t r = r0; r < r1; r++) to_bf16(x + r * ld + c0, &out[(r - r0) * w], w);
 }
 
 /**
@@ -163,6 +205,26 @@ void gemm_block_bf16(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) 
   gemm_block(r, 0, m1 - m0, 0, n1 - n0);
 }
 
+/** One product on oneDNN: fp32 operands as they are, bf16 ones rounded from the block this call reads. */
+bool dnnl_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  DnnlProduct p{nullptr, nullptr, g.c + m0 * g.ldc + n0, 1, m1 - m0, n1 - n0, g.K, g.transA, g.transB, false, g.beta,
+                g.lda, g.ldb, g.ldc, 0, 0, 0};
+  if (g_precision == Precision::fp32) {
+    p.a = g.transA ? g.a + m0 : g.a + m0 * g.lda;
+    p.b = g.transB ? g.b + n0 * g.ldb : g.b + n0;
+    return dnnl_matmul(p);
+  }
+  thread_local std::vector<uint16_t> ua, ub;
+  if (g.transA) bf16_rows(g.a, g.lda, 0, g.K, m0, m1, ua); else bf16_rows(g.a, g.lda, m0, m1, 0, g.K, ua);
+  if (g.transB) bf16_rows(g.b, g.ldb, n0, n1, 0, g.K, ub); else bf16_rows(g.b, g.ldb, 0, g.K, n0, n1, ub);
+  p.bf16 = true;
+  p.a = ua.data();
+  p.b = ub.data();
+  p.lda = g.transA ? m1 - m0 : g.K;
+  p.ldb = g.transB ? g.K : n1 - n0;
+  return dnnl_matmul(p);
+}
+
 void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   if (m1 <= m0 || n1 <= n0) return;
   if (g.K == 0) {
@@ -170,14 +232,137 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
+  if (path() == GemmPath::onednn) {
+    if (dnnl_block(g, m0, m1, n0, n1)) return;
+    g_fallbacks++;
+  }
   if (g_precision == Precision::bf16) return gemm_block_bf16(g, m0, m1, n0, n1);
   gemm_block(g, m0, m1, n0, n1);
+}
+
+/** Both operands of a batch product in bf16 at once (in parallel), for oneDNN's bf16 primitives. */
+struct Bf16Operands {
+  std::vector<uint16_t> a, b;
+  void fill(const float* x, size_t n, std::vector<uint16_t>& out) {
+    out.resize(n);
+    parallel_for(n, 1u << 15, [&](size_t i0, size_t i1) { to_bf16(x + i0, out.data() + i0, i1 - i0); });
+  }
+};
+
+/** The product on the BLAS or builtin kernel, for a part oneDNN has no primitive for. */
+void fallback(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  g_fallbacks++;
+  if (g_precision == Precision::bf16) return gemm_block_bf16(g, m0, m1, n0, n1);
+  gemm_block(g, m0, m1, n0, n1);
+}
+
+/** One batch product as oneDNN runs it: operands (bf16 copies or the fp32 originals) and the whole-batch product. */
+struct DnnlBatch {
+  DnnlProduct p;
+  const char *A, *B;  // operands as oneDNN reads them
+  size_t es;          // their element size
+  std::function<Gemm(size_t)> entry;  // entry i on the fp32 originals, for fallback()
+
+  /** Entries [b0, b1) as one batched primitive. */
+  void entries(size_t b0, size_t b1) {
+    DnnlProduct q = p;
+    q.batch = b1 - b0;
+    q.a = A + b0 * p.strideA * es, q.b = B + b0 * p.strideB * es, q.c = p.c + b0 * p.strideC;
+    if (dnnl_matmul(q)) return;
+    for (size_t i = b0; i < b1; i++) fallback(entry(i), 0, p.M, 0, p.N);
+  }
+
+  /** Rows [s0, s1) of entry i (columns when !rows). */
+  void stripe(size_t i, bool rows, size_t s0, size_t s1) {
+    DnnlProduct q = p;
+    q.batch = 1;
+    q.a = A + (i * p.strideA + (rows ? (p.transA ? s0 : s0 * p.lda) : 0)) * es;
+    q.b = B + (i * p.strideB + (rows ? 0 : (p.transB ? s0 * p.ldb : s0))) * es;
+    q.c = p.c + i * p.strideC + (rows ? s0 * p.ldc : s0);
+    (rows ? q.M : q.N) = s1 - s0;
+    if (dnnl_matmul(q)) return;
+    if (rows) fallback(entry(i), s0, s1, 0, p.N); else fallback(entry(i), 0, p.M, s0, s1);
+  }
+};
+
+/**
+ * batch_matmul on oneDNN: chunks of whole entries as one batched primitive each (the addon's
+ * pool splitting the batch), or row (column) stripes of each entry; bf16 operands converted once,
+ * in parallel. A part oneDNN has no primitive for runs on fallback(), nothing written before.
+ */
+void dnnl_batch(const float* a, const float* b, float* c, size_t batchA, size_t batchB, size_t M, size_t N, size_t K,
+                bool transA, bool transB, float beta, const std::function<Gemm(size_t)>& entry) {
+  size_t batch = std::max(batchA, batchB), flops = 2 * M * N * K, threads = get_threads();
+  bool bf16 = g_precision == Precision::bf16;
+  thread_local Bf16Operands ops;
+  if (bf16) ops.fill(a, batchA * M * K, ops.a), ops.fill(b, batchB * K * N, ops.b);
+  DnnlBatch d{{nullptr, nullptr, c, batch, M, N, K, transA, transB, bf16, beta, transA ? M : K, transB ? K : N, N,
+               batchA == 1 ? 0 : M * K, batchB == 1 ? 0 : K * N, M * N},
+              bf16 ? (const char*)ops.a.data() : (const char*)a, bf16 ? (const char*)ops.b.data() : (const char*)b,
+              bf16 ? 2u : 4u, entry};
+  if (batch >= threads * 2 || batch * flops < (1u << 18)) {
+    parallel_for(batch, std::max<size_t>(1, (1u << 18) / flops), [&](size_t b0, size_t b1) { d.entries(b0, b1); });
+    return;
+  }
+  bool rows = M >= N || M >= 64 * threads;
+  for (size_t i = 0; i < batch; i++)
+    parallel_for(rows ? M : N, rows ? 16 : 64, [&](size_t s0, size_t s1) { d.stripe(i, rows, s0, s1); });
 }
 
 }  // namespace
 
 void set_gemm_precision(Precision p) { g_precision = p; }
 Precision gemm_precision() { return g_precision; }
+
+bool set_gemm_path(GemmPath p) {
+  if (p == GemmPath::onednn && !dnnl_ready()) return false;
+#ifndef SPAN_HAVE_CBLAS
+  if (p == GemmPath::blas) return false;
+#endif
+  g_path = p;
+  g_path_set = true;
+  return true;
+}
+
+GemmPath gemm_path() { return path(); }
+size_t gemm_fallbacks() { return g_fallbacks; }
+
+const char* gemm_path_name(GemmPath p) {
+  switch (p) {
+    case GemmPath::onednn: return "onednn";
+    case GemmPath::blas: return "blas";
+    default: return "builtin";
+  }
+}
+
+const char* gemm_description() {
+  static char s[96];
+  switch (path()) {
+    case GemmPath::onednn: snprintf(s, sizeof s, "onednn %s (%s)", dnnl_version_name(), dnnl_isa_name()); break;
+    case GemmPath::blas: snprintf(s, sizeof s, "%s", blas_name()); break;
+    default: snprintf(s, sizeof s, "builtin"); break;
+  }
+  return s;
+}
+
+const char* gemm_isa() {
+  switch (path()) {
+    case GemmPath::onednn: return dnnl_isa_name();
+#if defined(SPAN_BLAS_OPENBLAS)
+    case GemmPath::blas: return openblas_get_corename();  // its kernel set: Haswell (AVX2), SkylakeX (AVX-512), ...
+#endif
+    default: break;
+  }
+#if defined(__AVX512F__)
+  return "avx512f (compiled)";  // the builtin kernel (or another BLAS): what the compiler vectorised for
+#elif defined(__AVX2__)
+  return "avx2 (compiled)";
+#elif defined(__ARM_NEON)
+  return "neon (compiled)";
+#else
+  return "sse2 (compiled)";
+#endif
+}
 
 float round_bf16(float x) {
   uint32_t u;
@@ -197,6 +382,7 @@ void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_
     return dense_gemm(a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
                       transA, transB, beta);
   };
+  if (K > 0 && path() == GemmPath::onednn) return dnnl_batch(a, b, c, batchA, batchB, M, N, K, transA, transB, beta, entry);
   size_t flops = 2 * M * N * std::max<size_t>(K, 1);
   size_t threads = get_threads();
   if (batch >= threads * 2 || batch * flops < (1u << 18)) {

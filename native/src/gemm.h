@@ -16,6 +16,23 @@ Precision gemm_precision();
 /** x rounded to the nearest bf16, returned as the fp32 it stands for. */
 float round_bf16(float x);
 
+/**
+ * Where the products run: oneDNN's matmul primitives (when linked), the BLAS' sgemm (when linked),
+ * or the builtin kernel. The default is the first available, in that order (bench/gemm.mjs
+ * measured oneDNN ahead of OpenBLAS in fp32 and bf16 on an AVX-512 machine); setGemmPath changes it.
+ */
+enum class GemmPath { builtin = 0, blas = 1, onednn = 2 };
+/** false (nothing changed) when that path is not in this build. */
+bool set_gemm_path(GemmPath p);
+GemmPath gemm_path();
+/** How many products (or parts) on the oneDNN path ran on the BLAS or builtin kernel instead: oneDNN had no primitive. */
+size_t gemm_fallbacks();
+const char* gemm_path_name(GemmPath p);
+/** The path in use, as doctor says it: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin". */
+const char* gemm_description();
+/** The instruction set the path runs: oneDNN's dispatch ("avx512_core_bf16"), OpenBLAS' core ("Haswell"), or what the builtin kernel was compiled for. */
+const char* gemm_isa();
+
 /** Pins the BLAS library to one thread, so the addon's own pool is the only one. */
 void blas_single_thread();
 

@@ -4,12 +4,56 @@ import {COMPARE_KERNELS} from './native-compare.js'
 import {LAYOUT_KERNELS} from './native-layout.js'
 import {allocF32} from './native-pool.js'
 
+/** info(): the pool, the BLAS, and where the matrix products run (native/src/addon_gemm.cc; absent from older builds). */
+export interface NativeInfo {
+  blas: string
+  threads: number
+  abi?: number
+  precision?: 'fp32' | 'bf16'
+  /** the path in use, as doctor says it: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin" */
+  gemm?: string
+  /** the instruction set it runs: oneDNN's dispatch ("avx512_core_bf16"), OpenBLAS' core ("Haswell"), or the builtin kernel's compiled one */
+  gemmIsa?: string
+  gemmPath?: GemmPath
+  /** the paths this build has, fastest first */
+  gemmPaths?: GemmPath[]
+  /** oneDNN's implementation of a 256³ product per precision ("brg:avx512_core_bf16"); '' without oneDNN */
+  gemmImpl?: {fp32: string; bf16: string}
+  /** products (or parts) on the oneDNN path that oneDNN had no primitive for, run on the BLAS or builtin kernel */
+  gemmFallbacks?: number
+  /** the CPU's bf16 dot products */
+  bf16?: 'amx' | 'avx512_bf16' | 'none'
+  /** the fp32 → bf16 operand conversion: "avx512_bf16" (vcvtne2ps2bf16), "avx512f" or "scalar" */
+  bf16Convert?: string
+}
+
+export type GemmPath = 'onednn' | 'blas' | 'builtin'
+
+/** One core's measured peak (native/src/peak.h). */
+export interface NativePeak {
+  ghz: number
+  fmaLatency: number
+  fp32PerCycle: number
+  bf16PerCycle: number
+  vectorBits: number
+}
+
 /** The addon's functions (native/src/addon.cc); every tensor is a TypedArray that JS allocated. */
 export interface NativeAddon {
-  info(): {blas: string; threads: number; abi?: number; precision?: 'fp32' | 'bf16'}
+  info(): NativeInfo
   setThreads(n: number): void
   /** The matrix products' precision (native/src/gemm.h): bf16 rounds every operand to bf16, accumulates in fp32. */
   setPrecision(p: 'fp32' | 'bf16'): void
+  /** Where the products run (false: not in this build); bench/gemm.mjs and the tests compare the paths. */
+  setGemmPath?(p: GemmPath): boolean
+  /** fp32 → bf16 bits, vectorised or (scalar) the reference loop; for the conversion's tests. */
+  toBf16?(x: Float32Array, out: Uint16Array, scalar: boolean): void
+  /** gemm_ld and batch_matmul with leading dimensions and beta, for their tests. */
+  gemmLd?(a: Float32Array, b: Float32Array, c: Float32Array, transA: boolean, transB: boolean, M: number, N: number, K: number,
+    lda: number, ldb: number, ldc: number, beta: number): void
+  matmulBeta?(a: Float32Array, b: Float32Array, c: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number,
+    transA: boolean, transB: boolean, beta: number): void
+  peak?(): NativePeak
   matmul(a: Float32Array, b: Float32Array, out: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number, transA: boolean, transB: boolean): void
   binary(op: number, a: Float32Array, b: Float32Array, out: Float32Array, shape: number[], stridesA: number[], stridesB: number[]): void
   unary(op: number, x: Float32Array, out: Float32Array): void
