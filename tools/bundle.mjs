@@ -42,7 +42,8 @@ function copyNode() {
 function copySpan() {
   if (!existsSync(join(root, 'dist')) || !existsSync(join(root, 'oclif.manifest.json')))
     throw new Error('run `npm run build` first (dist/ or oclif.manifest.json missing)')
-  for (const f of ['dist', 'bin', 'fixtures', 'package.json', 'oclif.manifest.json', 'README.md']) cpSync(join(root, f), join(stage, f), {recursive: true})
+  for (const f of ['dist', 'bin', 'fixtures', 'package.json', 'oclif.manifest.json', 'README.md'])
+    cpSync(join(root, f), join(stage, f), {recursive: true, filter: (p) => !p.endsWith('.tsbuildinfo')}) // tsc's incremental state (tsconfig.build.json), not span
   writeFileSync(
     join(stage, 'bin', 'span'),
     '#!/bin/sh\n# span with the bundled Node\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../node/bin/node" "$here/run.js" "$@"\n',

@@ -211,6 +211,17 @@ bool build(Program& p, const std::string& text, const Options& o, const std::str
   return rename(out_tmp.c_str(), so.c_str()) == 0;
 }
 
+/** The compiler and its version and target (`g++ -dumpfullversion -dumpmachine`), asked once per process. */
+const std::string& compilerId() {
+  static const std::string id = [] {
+    const char* cxx = getenv("SPAN_EMU_CXX");
+    std::string c = cxx && *cxx ? cxx : "g++", out;
+    runCommand(c + " -dumpfullversion -dumpmachine", out);
+    return c + "\n" + out;
+  }();
+  return id;
+}
+
 std::string hex(const std::string& bytes) {
   static const char* d = "0123456789abcdef";
   std::string h;
@@ -225,7 +236,9 @@ int compile(Program& p, int n, const char* const* options) {
   span_nvrtc::Transformed t = span_nvrtc::transform(p.source, p.name);
   if (!t.error.empty()) return p.log = t.error + "\n", NVRTC_ERROR_COMPILATION;
   std::string text = "#line 1 \"" + p.name + "\"\n" + t.text + span_nvrtc::tableSource(t.kernels);
-  std::string inc = ownDir() + "/span-emu/include", key = preludeText(inc) + inc + o.std + o.arch + text;
+  // The key is what the object is made of (the prelude's text, not the folder of this clone; the
+  // compiler), so that a cache outside the clone (SPAN_EMU_CACHE, as .ci/run sets) serves later clones.
+  std::string inc = ownDir() + "/span-emu/include", key = preludeText(inc) + compilerId() + o.std + o.arch + text;
   for (const auto& f : o.flags) key += "\n" + f;
   for (const auto& h : p.headers) key += "\n" + h.first + "\n" + h.second;
   std::string dir = cacheDir(), so = dir + "/" + hashOf(key) + ".so";
