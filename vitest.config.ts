@@ -9,7 +9,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 300_000,
     pool: 'forks',
-    globalSetup: ['test/helpers/tmp-root.ts', 'test/helpers/cuda-precision.ts'],
+    globalSetup: ['test/helpers/tmp-root.ts', 'test/helpers/cuda-precision.ts', 'test/helpers/native-precision.ts'],
     reporters: reporters as never,
   },
 })

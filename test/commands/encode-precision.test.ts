@@ -41,8 +41,14 @@ const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((row, i)
 
 describe('span encode --compute-precision', () => {
   it('is a usage error naming itself for tf32/bf16 on a CPU backend; fp32 is accepted, --precision stays digits', () => {
-    const r = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'bf16'], {input: ''})
-    expect([r.code, r.stderr]).toEqual([2, 'span encode: --compute-precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'])
+    const r = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'bf16'], {
+      input: '',
+      env: {...process.env, SPAN_CPU_FLAGS: 'avx2'},
+    }) // a CPU without bf16 dot products
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'span encode: --compute-precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; --backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor\n',
+    ])
     const bad = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'fp16'], {input: ''})
     expect(bad.code).toBe(2)
     const digits = runSpan(['encode', blocks, '--model', ckpt, '--pool', 'cls', '--precision', '2', '--backend', 'native', '--compute-precision', 'fp32'])
