@@ -1,5 +1,5 @@
 import {SpanError} from '../stream/errors.js'
-import {cpuBf16, cpuBf16Line} from './cpu-bf16.js'
+import {BF16_FLAGS, cpuBf16, cpuBf16Line} from './cpu-bf16.js'
 
 /**
  * The native backend's precisions (`--precision`, `--compute-precision`; docs/precision.md): fp32, or
@@ -22,7 +22,10 @@ export const nativePrecisions = (): NativePrecision[] => (cpuBf16().has ? ['fp32
 export function nativeDefaultPrecision(): NativePrecision {
   const env = process.env.SPAN_NATIVE_PRECISION
   if (env === 'bf16' && !cpuBf16().has)
-    throw new SpanError(`SPAN_NATIVE_PRECISION=bf16 needs a CPU with bf16 dot products; this one has ${cpuBf16Line()} (see span doctor)`, 2)
+    throw new SpanError(
+      `SPAN_NATIVE_PRECISION=bf16 needs a CPU with bf16 dot products; this one has none (none of ${BF16_FLAGS.join(', ')} in ${cpuBf16().source}: see span doctor)`,
+      2,
+    )
   if (env === 'fp32' || env === 'bf16') return env
   return cpuBf16().has ? 'bf16' : 'fp32'
 }
