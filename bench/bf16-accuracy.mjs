@@ -101,10 +101,10 @@ function encode(model, precision) {
     .map((l) => JSON.parse(l).vector)
 }
 
-const norm = (v) => Math.hypot(...v)
+const norm = (v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0))
 const report = (part, fp32, bf16) => {
   const last = gap(bf16.losses.at(-1), fp32.losses.at(-1))
-  const worst = Math.max(...bf16.losses.map((l, i) => gap(l, fp32.losses[i])))
+  const worst = bf16.losses.reduce((m, l, i) => Math.max(m, gap(l, fp32.losses[i])), 0)
   console.log(
     JSON.stringify({
       part,
@@ -116,7 +116,7 @@ const report = (part, fp32, bf16) => {
       secs: {fp32: fp32.secs, bf16: bf16.secs},
     }),
   )
-  return `${part}: last loss fp32 ${fp32.losses.at(-1).toFixed(4)}, bf16 ${bf16.losses.at(-1).toFixed(4)}: ${(100 * last).toFixed(3)}% apart (worst step ${(100 * worst).toFixed(3)}%): ${last < 0.02 ? 'within' : 'NOT within'} 2%`
+  return `${part}: last loss fp32 ${fp32.losses.at(-1).toFixed(4)}, bf16 ${bf16.losses.at(-1).toFixed(4)}: ${(100 * last).toPrecision(2)}% apart (worst step ${(100 * worst).toPrecision(2)}%): ${last < 0.02 ? 'within' : 'NOT within'} 2%`
 }
 
 const input = masked()

@@ -81,8 +81,13 @@ function within2Percent(args: string[], input = ''): Run {
   return bf16
 }
 
-/** The precision a 1-step pretrain resolved and saved. */
-const resolved = (e: NodeJS.ProcessEnv, flags: string[] = []) => saved(run([...pretrainArgs(1), ...flags], e, masked()).dir, 'train_config.json').precision
+/** The precision a 1-step pretrain resolved and saved, which the config it printed says too. */
+function resolved(e: NodeJS.ProcessEnv, flags: string[] = []): unknown {
+  const r = run([...pretrainArgs(1), ...flags], e, masked())
+  const precision = saved(r.dir, 'train_config.json').precision
+  expect(r.stderr).toContain(`"precision":"${String(precision)}"`)
+  return precision
+}
 
 describe.skipIf(!native.available)('--precision bf16 on native as processes', () => {
   it('20 steps of a tiny pretrain end within 2% of the fp32 losses; the memory plan says bf16', () => {
