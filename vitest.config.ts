@@ -16,7 +16,7 @@ export default defineConfig({
     // vitest's default is one worker fewer than the cores: a single worker on CI's two, where the
     // files (most of them waiting on span processes they start one at a time) ran one after another.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    globalSetup: ['test/helpers/tmp-root.ts', 'test/helpers/cuda-precision.ts'],
+    globalSetup: ['test/helpers/tmp-root.ts', 'test/helpers/cuda-precision.ts', 'test/helpers/native-precision.ts'],
     reporters: reporters as never,
   },
 })

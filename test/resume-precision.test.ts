@@ -1,7 +1,9 @@
 // A run saved at bf16 (its resolved config records the precision that ran, say on a GPU) and resumed
-// on a CPU backend, through `bin/run.js` (dist/ must be built): a precision (or device) the user did
-// not type for the resumed run is re-resolved for its backend, with a one-line notice, and the run
-// continues at fp32; one typed for it stays the usage error it is on a new run (backend.ts checkCudaOnly).
+// on native on a CPU without bf16 dot products (SPAN_CPU_FLAGS pretends one), through `bin/run.js`
+// (dist/ must be built): a precision (or device) the user did not type for the resumed run is
+// re-resolved for its backend, with a one-line notice, and the run continues at fp32; one typed for
+// it stays the usage error it is on a new run (backend-precision.ts cpuPrecision). On a CPU with
+// them the run continues at bf16: test/core/engine/native-bf16-process.test.ts.
 import {createHash} from 'node:crypto'
 import {existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -10,7 +12,11 @@ import {describe, expect, it} from 'vitest'
 import {runSpan} from './helpers/spawn.js'
 
 const TINY = ['--preset', 'tiny', '--layers', '1', '--hidden', '16', '--heads', '2', '--log-every', '1']
-const NOTICE = 'span: the resumed run ran at --precision bf16; --backend native computes in fp32 on the CPU: the run continues at fp32\n'
+const NOTICE =
+  'span: the resumed run ran at --precision bf16; --backend native computes in fp32 only on this CPU (no bf16 dot products): the run continues at fp32\n'
+const REFUSED =
+  '--precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; --backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor\n'
+const env = {...process.env, SPAN_CPU_FLAGS: 'avx2 fma'}
 
 function masked(): string {
   return ['tokenize', 'block', 'mask'].reduce(
@@ -47,9 +53,9 @@ describe('a bf16 run resumed on --backend native', () => {
     const first = runSpan(['pretrain', data, ...TINY, '--max-steps', '2', '--stop-at', '1', '--save-every', '1', '--backend', 'native', '--out', out])
     expect(first.code, first.stderr).toBe(0)
     const ckpt = asIfBf16(out, 'train_config.json')
-    const typed = runSpan(['pretrain', '--resume', ckpt, '--backend', 'native', '--precision', 'bf16'])
-    expect([typed.code, typed.stderr]).toEqual([2, 'span pretrain: --precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'])
-    const resumed = runSpan(['pretrain', '--resume', ckpt, '--backend', 'native'])
+    const typed = runSpan(['pretrain', '--resume', ckpt, '--backend', 'native', '--precision', 'bf16'], {env})
+    expect([typed.code, typed.stderr]).toEqual([2, `span pretrain: ${REFUSED}`])
+    const resumed = runSpan(['pretrain', '--resume', ckpt, '--backend', 'native'], {env})
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr.split('\n').filter((l) => l.startsWith('span: '))).toEqual([NOTICE.trimEnd()])
     const again = JSON.parse(readFileSync(join(out, 'checkpoint-2', 'train_config.json'), 'utf8')) as {precision: string}
@@ -75,12 +81,9 @@ describe('a bf16 run resumed on --backend native', () => {
     const first = runSpan([...squad, '--max-train-examples', '4', '--batch-size', '2', '--epochs', '1', '--stop-at', '1', '--backend', 'native', '--out', out])
     expect(first.code, first.stderr).toBe(0)
     const ckpt = asIfBf16(out, 'finetune_config.json')
-    const typed = runSpan(['finetune', 'squad', '--resume', ckpt, '--backend', 'native', '--precision', 'bf16'])
-    expect([typed.code, typed.stderr]).toEqual([
-      2,
-      'span finetune squad: --precision bf16 needs --backend cuda; --backend native has no devices or precisions\n',
-    ])
-    const resumed = runSpan(['finetune', 'squad', '--resume', ckpt, '--backend', 'native'])
+    const typed = runSpan(['finetune', 'squad', '--resume', ckpt, '--backend', 'native', '--precision', 'bf16'], {env})
+    expect([typed.code, typed.stderr]).toEqual([2, `span finetune squad: ${REFUSED}`])
+    const resumed = runSpan(['finetune', 'squad', '--resume', ckpt, '--backend', 'native'], {env})
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stderr.split('\n').filter((l) => l.startsWith('span: '))).toEqual([NOTICE.trimEnd()])
     expect(existsSync(join(out, 'checkpoint-2'))).toBe(true)

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 import {BACKEND_CHOICES, PRECISIONS} from '../core/engine/backend.js'
 
 /**
- * --backend, --threads (native), --device and --precision (cuda), for the commands that compute with a model. `pretrain` passes null:
+ * --backend, --threads (native), --device (cuda) and --precision (cuda; native: fp32 or bf16), for the commands that compute with a model. `pretrain` passes null:
  * no flag default, since its settings come from defaults, a config file, then the flags given.
  */
 export function backendFlags(defaultBackend: string | null = 'auto') {
@@ -34,7 +34,7 @@ function deviceFlags() {
     device: Flags.integer({description: 'GPU of the cuda backend, from 0 (default: SPAN_CUDA_DEVICE, else 0); cuda only', min: 0}),
     precision: Flags.string({
       description:
-        'matrix products of the cuda backend: fp32, tf32 (tensor cores, 10-bit mantissa inputs), bf16 or fp16 (16-bit inputs, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32; fp16 trains with dynamic loss scaling) (default: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp16 on 7.x, fp32 before); tf32, bf16 and fp16 are cuda only',
+        "matrix products' precision: fp32; bf16 (16-bit operands, fp32 accumulation; weights, optimiser, LayerNorm, softmax and losses stay fp32) on cuda, and on native where the CPU has bf16 dot products (avx512_bf16, AMX; see span doctor); tf32 (tensor cores, 10-bit mantissa inputs) and fp16 (as bf16, with dynamic loss scaling) on cuda only (default: cuda: SPAN_CUDA_PRECISION, else bf16 on compute capability 8.0 and later, fp16 on 7.x, fp32 before; native: SPAN_NATIVE_PRECISION, else bf16 where the CPU has bf16 dot products, else fp32)",
       options: [...PRECISIONS],
     }),
   }

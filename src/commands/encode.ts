@@ -18,8 +18,9 @@ writes one record per input record: {"hidden": [[…], …]} with the chosen lay
 with --pool {"vector": […]}: the [CLS] state or the mean over the sequence's tokens, or with --spans
 {"spans": [[…], …]}: one vector per [start, end] of the record's "spans" (token positions of its ids,
 inclusive), --span-pool endpoints ([h(start); h(end)]), mean or max. Dropout is off. Numbers carry
---precision significant digits; the matrix products' precision on cuda is --compute-precision (fp32, tf32 or
-bf16: other commands call it --precision). A "doc" field is passed through.`
+--precision significant digits; the matrix products' precision is --compute-precision (fp32, tf32, bf16 or fp16 on
+cuda; fp32 or bf16 on native where the CPU has bf16 dot products: other commands call it --precision). A "doc"
+field is passed through.`
   static override examples = [
     'span tokenize < text.txt | span block --len 128 | span encode --model ckpt --pool mean',
     'span encode blocks.ndjson --model ckpt --layers -1,-2,-3,-4 --precision 4',

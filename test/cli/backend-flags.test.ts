@@ -23,11 +23,16 @@ const outDir = () => join(mkdtempSync(join(tmpdir(), 'span-backend-flags-')), 'm
 
 describe('--device and --precision on a CPU backend', () => {
   it.each([
-    [['--backend', 'native', '--precision', 'tf32'], '--precision tf32 needs --backend cuda; --backend native has no devices or precisions'],
-    [['--backend', 'cpu', '--device', '0'], '--device 0 needs --backend cuda; --backend cpu has no devices or precisions'],
-  ])('pretrain %j is a usage error in one line, and writes nothing', (flags, why) => {
+    [['--backend', 'native', '--precision', 'tf32'], '--precision tf32 needs --backend cuda; --backend native computes in fp32 or bf16', 'avx512_bf16'],
+    [
+      ['--backend', 'native', '--precision', 'tf32'],
+      '--precision tf32 needs --backend cuda; --backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor',
+      'avx2',
+    ],
+    [['--backend', 'cpu', '--device', '0'], '--device 0 needs --backend cuda; --backend cpu has no devices or precisions', 'avx512_bf16'],
+  ])('pretrain %j is a usage error in one line, and writes nothing (CPU flags %#)', (flags, why, cpu) => {
     const out = outDir()
-    const r = runSpan(['pretrain', ...TINY, ...flags, '--out', out], {input: masked()})
+    const r = runSpan(['pretrain', ...TINY, ...flags, '--out', out], {input: masked(), env: {...process.env, SPAN_CPU_FLAGS: cpu}})
     expect(r.code).toBe(2)
     expect(r.stderr).toBe(`span pretrain: ${why}\n`)
     expect(existsSync(out)).toBe(false)
@@ -53,7 +58,7 @@ describe('--device and --precision on a CPU backend', () => {
       '--device',
       '1',
     ])
-    expect([squad.code, squad.stderr]).toEqual([2, 'span finetune squad: --device 1 needs --backend cuda; --backend native has no devices or precisions\n'])
+    expect([squad.code, squad.stderr]).toEqual([2, 'span finetune squad: --device 1 needs --backend cuda; --backend native has no devices\n'])
     const enc = runSpan(['encode', '--model', 'fixtures/golden', '--backend', 'native', '--device', '0'], {input: ''})
     expect(enc.code, enc.stderr).toBe(2)
     expect(enc.stderr).toMatch(/^span encode: --device 0 needs --backend cuda;[^\n]*\n$/)

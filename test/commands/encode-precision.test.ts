@@ -1,8 +1,9 @@
 // `span encode --compute-precision` through `bin/run.js` (oclif; dist/ must be built): encode's
 // --precision stays its output digits, and the matrix products' precision, every other command's
-// --precision, is --compute-precision there: cuda only for tf32/bf16 (a usage error naming that
-// flag elsewhere), and on the cuda stand-in it reaches the products (bf16 vectors differ from
-// fp32 ones by bf16's rounding, fp32 equals the CPU's).
+// --precision, is --compute-precision there: cuda only for tf32, bf16 on cuda and on native where the
+// CPU has bf16 dot products (a usage error naming that flag elsewhere); on the cuda stand-in and on
+// native it reaches the products (bf16 vectors differ from fp32 ones by bf16's rounding, fp32 equals
+// the CPU's, native's bf16 equals the stand-in's).
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -38,11 +39,21 @@ function vectors(args: string[], env?: NodeJS.ProcessEnv): number[][] {
     .map((l) => (JSON.parse(l) as {vector: number[]}).vector)
 }
 const maxDiff = (a: number[][], b: number[][]) => Math.max(...a.flatMap((row, i) => row.map((x, j) => Math.abs(x - b[i][j]))))
+const norm = (v: number[]) => Math.hypot(...v)
+/** The largest ‖a − b‖ / ‖b‖ over the vectors. */
+const relDiff = (a: number[][], b: number[][]) => Math.max(...a.map((row, i) => norm(row.map((x, j) => x - b[i][j])) / norm(b[i])))
+const BF16_CPU = {...process.env, SPAN_CPU_FLAGS: 'avx512_bf16'} // a CPU with bf16 dot products (docs/precision.md)
 
 describe('span encode --compute-precision', () => {
   it('is a usage error naming itself for tf32/bf16 on a CPU backend; fp32 is accepted, --precision stays digits', () => {
-    const r = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'bf16'], {input: ''})
-    expect([r.code, r.stderr]).toEqual([2, 'span encode: --compute-precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'])
+    const r = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'bf16'], {
+      input: '',
+      env: {...process.env, SPAN_CPU_FLAGS: 'avx2'},
+    }) // a CPU without bf16 dot products
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'span encode: --compute-precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; --backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor\n',
+    ])
     const bad = runSpan(['encode', '--model', ckpt, '--backend', 'native', '--compute-precision', 'fp16'], {input: ''})
     expect(bad.code).toBe(2)
     const digits = runSpan(['encode', blocks, '--model', ckpt, '--pool', 'cls', '--precision', '2', '--backend', 'native', '--compute-precision', 'fp32'])
@@ -53,6 +64,17 @@ describe('span encode --compute-precision', () => {
           .replace(/^0\.0*|\./g, '')
           .replace(/e.*$/, '').length,
       ).toBeLessThanOrEqual(2)
+  })
+
+  it("reaches native's products where the CPU has bf16 dot products: bf16 within 1e-2 of fp32 (relative, per vector), and equal to the cuda stand-in's bf16", () => {
+    const fp32 = vectors(['--backend', 'native', '--compute-precision', 'fp32'], BF16_CPU)
+    const bf16 = vectors(['--backend', 'native', '--compute-precision', 'bf16'], BF16_CPU)
+    expect(vectors(['--backend', 'native'], {...BF16_CPU, SPAN_NATIVE_PRECISION: undefined})).toEqual(bf16) // the default there
+    expect(maxDiff(bf16, fp32)).toBeGreaterThan(0)
+    expect(relDiff(bf16, fp32)).toBeLessThan(1e-2)
+    if ('error' in standins) return
+    const cuda = vectors(['--backend', 'cuda', '--compute-precision', 'bf16'], {...process.env, SPAN_CUDA_LIBS: standins.dir, SPAN_CUDA_FLASH_ATTENTION: '0'}) // the simple attention path: its GEMMs round as native's do
+    expect(relDiff(cuda, bf16)).toBeLessThan(relDiff(bf16, fp32) / 10)
   })
 
   it.skipIf('error' in standins)('reaches the cuda products: fp32 equals native, bf16 differs by its rounding', () => {

@@ -194,7 +194,7 @@ async function tinyStep(backend: string, preset: Preset): Promise<Out[]> {
 export async function runSelftest(preset: Preset = 'tiny'): Promise<SelftestReport> {
   let reference = 'native'
   try {
-    await initBackend('native')
+    await initBackend('native', {precision: 'fp32'}) // the fp32 reference, also where the CPU's default is bf16 (native-precision.ts)
   } catch {
     reference = 'cpu'
     await initBackend('cpu')

@@ -6,12 +6,14 @@ import {SpanError} from '../stream/errors.js'
 import {setCudaOptions} from './cuda/backend.js'
 import {PRECISIONS, type Precision} from './cuda/bf16.js'
 import {startCudaBackend} from './cuda/start.js'
-import {setNativeKernelsEnabled, startNative} from './native.js'
+import {setNativeKernelsEnabled, setNativePrecision, startNative} from './native.js'
+import {cpuPrecision} from './backend-precision.js'
 
 /** What `--backend` accepts. `auto` takes the fastest that initialises. */
 export const BACKEND_CHOICES = ['auto', 'cuda', 'tensorflow-gpu', 'tensorflow', 'native', 'wasm', 'cpu'] as const
 export type BackendChoice = (typeof BACKEND_CHOICES)[number]
 export {PRECISIONS}
+export {backendPrecision} from './backend-precision.js'
 export type ConcreteBackend = Exclude<BackendChoice, 'auto'>
 
 /**
@@ -47,9 +49,10 @@ export interface BackendOptions {
  * start is a SpanError; `auto` falls through AUTO_ORDER to the first that starts, and when
  * that is slower than native because the addon is missing, says so in one line (`notice`,
  * stderr by default), since training there runs an order of magnitude slower. `--device` and
- * `--precision tf32|bf16|fp16` on a backend other than cuda are usage errors (exit 2), checked before an
- * explicit choice starts and after `auto` resolved: the CPU backends compute in fp32 only, and a
- * run asked for in bf16 is not silently run at another precision.
+ * `--precision tf32|fp16` on a backend other than cuda, and `bf16` other than on cuda or on native
+ * where the CPU has bf16 dot products, are usage errors (exit 2), checked before an explicit
+ * choice starts and after `auto` resolved (backend-precision.ts cpuPrecision): a run asked for in
+ * bf16 is not silently run at another precision. Native starts at the precision resolved there.
  */
 export async function initBackend(choice: BackendChoice = 'auto', opts: number | BackendOptions = {}, notice: (line: string) => void = (line) => void process.stderr.write(`${line}
 `)): Promise<BackendInfo> {
@@ -57,45 +60,24 @@ export async function initBackend(choice: BackendChoice = 'auto', opts: number |
   const precision = (PRECISIONS as readonly string[]).includes(o.precision ?? '') ? (o.precision as Precision) : undefined
   if (o.device !== undefined || precision !== undefined) setCudaOptions({...(o.device === undefined ? {} : {device: o.device}), ...(precision ? {precision} : {})})
   if (choice !== 'auto') {
-    checkCudaOnly(choice, o, false, notice)
+    const cpu = cpuPrecision(choice, o, false, notice) // every flag checked before the backend starts
     const why = await tryBackend(choice, o.threads)
     if (why !== null) throw new SpanError(`--backend ${choice} is not available: ${why}`)
+    if (choice === 'native') setNativePrecision(cpu ?? 'fp32')
     return {name: choice, tfName: tf.getBackend()}
   }
   let nativeWhy: string | null = null
   for (const name of AUTO_ORDER) {
     const why = await tryBackend(name, o.threads)
     if (why === null) {
-      checkCudaOnly(name, o, true, notice)
+      const cpu = cpuPrecision(name, o, true, notice)
+      if (name === 'native') setNativePrecision(cpu ?? 'fp32')
       if (nativeWhy !== null) notice(`span: the native backend is unavailable (${nativeWhy}); using ${name}, several times slower (see span doctor)`)
       return {name, tfName: tf.getBackend()}
     }
     if (name === 'native') nativeWhy = why
   }
   throw new SpanError('no TensorFlow.js backend could be initialised')
-}
-
-/**
- * The precision of the current backend's matrix products, as a resolved config records it: cuda's
- * (the flag, else SPAN_CUDA_PRECISION, else by compute capability), fp32 on every other backend.
- */
-export function backendPrecision(): Precision {
-  return tf.getBackend() === 'cuda' ? (tf.backend() as unknown as {precision: Precision}).precision : 'fp32'
-}
-
-/**
- * `--device` and `--precision tf32|bf16|fp16` mean the cuda backend: elsewhere a usage error in one line,
- * or, where a resumed run's saved config gave them (o.inherited), a notice that it continues at fp32.
- */
-function checkCudaOnly(name: ConcreteBackend, o: BackendOptions, auto: boolean, notice: (line: string) => void): void {
-  if (name === 'cuda') return
-  const inh = new Set(o.inherited ?? [])
-  const device = o.device !== undefined ? `--device ${o.device}` : null
-  const precision = o.precision !== undefined && o.precision !== 'fp32' ? `${o.precisionFlag ?? '--precision'} ${o.precision}` : null
-  const flag = (!inh.has('device') && device) || (!inh.has('precision') && precision) || null
-  if (!flag && (device || precision))
-    return void notice(`span: the resumed run ran ${[device && `on ${device}`, precision && `at ${precision}`].filter(Boolean).join(' ')}; --backend ${name} computes in fp32 on the CPU: the run continues at fp32`)
-  if (flag) throw new SpanError(`${flag} needs --backend cuda; ${auto ? `--backend auto chose ${name} (see span doctor)` : `--backend ${name} has no devices or precisions`}`, 2)
 }
 
 /** Starts one backend; null on success, else the reason it could not. */

@@ -4,6 +4,8 @@ import {cudaOptions} from './cuda/backend.js'
 import {startCudaBackend} from './cuda/start.js'
 import {cudaStatus} from './cuda/status.js'
 import {loadNative} from './native.js'
+import {cpuBf16} from './cpu-bf16.js'
+import {nativeDefaultPrecision, nativePrecisionLine} from './native-precision.js'
 
 /**
  * What `span doctor` reports (src/commands/doctor.ts prints it): one line per backend span
@@ -15,6 +17,9 @@ export interface BackendReport {
   available: boolean
   /** what it runs on when available, else why it is not */
   detail: string
+  /** native: its default precision here (native-precision.ts) and the CPU's bf16 dot-product flags (cpu-bf16.ts) */
+  default_precision?: string
+  cpu_bf16?: string[]
 }
 
 /** Every backend span knows, fastest first: the order `auto` tries them in. */
@@ -35,17 +40,34 @@ export async function probeBackend(name: DoctorBackend, threads?: number): Promi
     const why = s.available ? await startCudaBackend() : s.detail
     return {backend: name, available: why === null, detail: why ?? s.detail}
   }
-  if (name === 'native') {
-    const s = loadNative(threads)
-    return s.available
-      ? {backend: name, available: true, detail: `cpu backend with native kernels; BLAS ${s.blas}, ${s.threads} thread${s.threads === 1 ? '' : 's'}`}
-      : {backend: name, available: false, detail: s.error ?? 'not available'}
-  }
+  if (name === 'native') return probeNative(threads)
   try {
     await initBackend(name)
     return {backend: name, available: true, detail: DETAIL[name]}
   } catch (err) {
     return {backend: name, available: false, detail: (err as Error).message.replace(/^--backend \S+ is not available: /, '')}
+  }
+}
+
+/** The native backend: the addon, its BLAS and threads, the CPU's bf16 capability and the default precision it gives. */
+function probeNative(threads?: number): BackendReport {
+  const s = loadNative(threads)
+  if (!s.available) return {backend: 'native', available: false, detail: s.error ?? 'not available'}
+  const precision = {default_precision: safeDefault(), cpu_bf16: cpuBf16().flags}
+  return {
+    backend: 'native',
+    available: true,
+    detail: `cpu backend with native kernels; BLAS ${s.blas}, ${s.threads} thread${s.threads === 1 ? '' : 's'}; ${nativePrecisionLine()}`,
+    ...precision,
+  }
+}
+
+/** The default precision, fp32 where SPAN_NATIVE_PRECISION=bf16 is refused (the doctor reports it, it does not refuse). */
+function safeDefault(): string {
+  try {
+    return nativeDefaultPrecision()
+  } catch {
+    return 'fp32'
   }
 }
 

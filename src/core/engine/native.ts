@@ -5,6 +5,7 @@ import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {type NativeAddon, kernelCounts, registerKernels, setKernelsEnabled} from './native-kernels.js'
 import {watchCpuBackend} from './native-pool.js'
+import type {NativePrecision} from './native-precision.js'
 
 export {poolStats as nativePoolStats, resetPool as resetNativePool} from './native-pool.js'
 
@@ -130,6 +131,21 @@ export async function startNative(threads?: number): Promise<string | null> {
   const cpu = tf.backend() as unknown as {firstUse?: boolean}
   if ('firstUse' in cpu) cpu.firstUse = false // no "install tfjs-node" banner: native was chosen on purpose
   return null
+}
+
+/**
+ * The matrix products' precision of the addon (process-wide, native/src/gemm.h set_gemm_precision):
+ * fp32, or bf16 (operands rounded to bf16, fp32 accumulation: native-precision.ts). initBackend
+ * sets it when native starts; a CPU without bf16 dot products is refused there, not here.
+ */
+export function setNativePrecision(p: NativePrecision): void {
+  if (!addon) throw new Error('the native addon is not loaded')
+  addon.setPrecision(p)
+}
+
+/** The addon's current precision (fp32 when it is not loaded). */
+export function nativePrecision(): NativePrecision {
+  return addon?.info().precision ?? 'fp32'
 }
 
 /** The loaded addon, for the helpers in native-ops.ts (null when not loaded). */

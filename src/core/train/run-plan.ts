@@ -74,16 +74,18 @@ export function budgetSharers(backend: BackendInfo, world: number): number {
   return backend.name === 'cuda' ? 1 : world
 }
 
-/** The precision of the run's matrix products: the resolved --precision on cuda, fp32 elsewhere. */
+/** The precision of the run's matrix products: the resolved --precision on cuda and native, fp32 elsewhere. */
 function precisionOf(c: TrainConfig, backend: BackendInfo): string {
-  return backend.name === 'cuda' ? (c.precision ?? 'fp32') : 'fp32'
+  return backend.name === 'cuda' || backend.name === 'native' ? (c.precision ?? 'fp32') : 'fp32'
 }
 
 /**
  * Under bf16 the cuda backend casts each GEMM's A and B to bf16 copies that live for that GEMM
  * (CudaBackend.gemm, cast_bf16.cu): the peak adds the largest pair, 2 bytes an element: the tied
  * decoder's [V, H] embedding with its [N, H] rows, or the FFN's [B·T, I] activations with its [I, H]
- * weight (the attention products' operands are smaller than the FFN's). 0 at fp32 and tf32.
+ * weight (the attention products' operands are smaller than the FFN's). 0 at fp32 and tf32. Native at
+ * bf16 is planned the same (a bf16 GEMM's packed operands; the reference path of native/src/gemm.cc
+ * keeps fp32 copies per thread instead, up to twice this).
  */
 export function bf16ScratchBytes(s: PlanShape, precision: string): number {
   if (precision !== 'bf16' && precision !== 'fp16') return 0

@@ -20,7 +20,9 @@ describe.skipIf(skip)('span doctor --selftest on the stand-in device', () => {
   })
 
   it('passes through bin/run.js: every kernel and the tiny step ok, exit 0', async () => {
-    const r = runSpan(['doctor', '--selftest', '--backend', 'cuda'], {env: {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir}})
+    // on a CPU whose native default is bf16 (docs/precision.md): the native reference stays fp32
+    const cpu = {SPAN_CPU_FLAGS: 'avx512_bf16', SPAN_NATIVE_PRECISION: undefined}
+    const r = runSpan(['doctor', '--selftest', '--backend', 'cuda'], {env: {...process.env, SPAN_CUDA_LIBS: (standins as {dir: string}).dir, ...cpu}})
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^SpanAttentionGrad +\d+ +\S+ +ok$/m)
     expect(r.stdout).toMatch(/^tiny step \(loss \+ \d+ grads; worst \S+\) +1 +\S+ +ok$/m)

@@ -10,7 +10,8 @@ import {runSpan} from '../../../helpers/spawn.js'
 // end within 2% of the fp32 losses (native's, which cuda's fp32 equals within 1e-4 there); the
 // default on the stand-in (compute capability 8.0) is bf16 and the resolved config says so;
 // tensors and live device bytes stay flat over the bf16 steps (SPAN_DEBUG_TENSORS=1);
-// bf16 on a CPU backend is a usage error.
+// bf16 on a CPU backend is a usage error, on native where the CPU has no bf16 dot products (SPAN_CPU_FLAGS
+// pretends so; native's bf16 itself: test/core/engine/native-bf16*.test.ts).
 const standins = buildStandins()
 const skip = 'error' in standins ? standins.error : false
 const out = () => join(mkdtempSync(join(tmpdir(), 'span-bf16-train-')), 'run')
@@ -88,13 +89,22 @@ describe.skipIf(skip)('--precision bf16 on the stand-in device as processes', ()
   })
 })
 
-describe('--precision bf16 on a CPU backend', () => {
+const NO_BF16 = 'span pretrain: --precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; '
+
+describe('--precision bf16 on a CPU backend without bf16 dot products', () => {
   it.each([
-    [['--backend', 'native'], 'span pretrain: --precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'],
-    [['--backend', 'auto'], /^span pretrain: --precision bf16 needs --backend cuda; --backend auto chose (native|wasm|cpu) \(see span doctor\)\n$/],
+    [['--backend', 'native'], `${NO_BF16}--backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor\n`],
+    [['--backend', 'cpu'], `${NO_BF16}--backend cpu has no devices or precisions\n`],
+    [
+      ['--backend', 'auto'],
+      /^span pretrain: --precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; --backend auto chose (native, which computes in fp32 only on this CPU \(no bf16 dot products\)|wasm|cpu) \(see span doctor\)\n$/,
+    ],
   ])('pretrain %j is a usage error in one line, and writes nothing', (flags, why) => {
     const dir = out()
-    const r = runSpan([...pretrainArgs(1), ...flags, '--precision', 'bf16', '--out', dir], {input: masked(), env: env(undefined, false)})
+    const r = runSpan([...pretrainArgs(1), ...flags, '--precision', 'bf16', '--out', dir], {
+      input: masked(),
+      env: {...env(undefined, false), SPAN_CPU_FLAGS: 'avx2'},
+    })
     expect(r.code).toBe(2)
     if (typeof why === 'string') expect(r.stderr).toBe(why)
     else expect(r.stderr).toMatch(why)
@@ -102,8 +112,11 @@ describe('--precision bf16 on a CPU backend', () => {
   })
 
   it('finetune squad refuses it the same way', () => {
-    const r = runSpan([...squadArgs(1), '--backend', 'native', '--precision', 'bf16', '--out', out()], {env: env(undefined, false)})
-    expect([r.code, r.stderr]).toEqual([2, 'span finetune squad: --precision bf16 needs --backend cuda; --backend native has no devices or precisions\n'])
+    const r = runSpan([...squadArgs(1), '--backend', 'native', '--precision', 'bf16', '--out', out()], {env: {...env(undefined, false), SPAN_CPU_FLAGS: ''}})
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      'span finetune squad: --precision bf16 needs --backend cuda, or native on a CPU with bf16 dot products; --backend native computes in fp32 only on this CPU (no bf16 dot products): see span doctor\n',
+    ])
   })
 
   it('an unknown precision is refused by the flag parser', () => {
