@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "flash.h"
 #include "fused.h"
 #include "napi-util.h"
 #include "gemm.h"
@@ -26,8 +27,8 @@ using span_napi::number;
   } while (0)
 
 struct Args {
-  napi_value v[16];
-  size_t n = 16;  // the most any function takes
+  napi_value v[17];
+  size_t n = 17;  // the most any function takes (flashAttentionBackward)
 };
 
 bool args(napi_env env, napi_callback_info info, Args& a, size_t want) {
@@ -483,6 +484,35 @@ napi_value AttentionBackward(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// flashAttentionForward(q, k, v, mask, lse, ctx, B, T, A, d, scale, keep, seed): lse [B, A, T] in place of probs
+napi_value FlashAttentionForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 13, "span_native.flashAttentionForward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(6, 4, d);
+  const double scale = c.real(10), keep = c.real(11), seed = c.real(12);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *q = c.f32(0, n), *k = c.f32(1, n), *v = c.f32(2, n), *m = c.f32(3, B * T), *lse = c.f32(4, B * A * T), *ctx = c.f32(5, n);
+  if (c.ok)
+    span::flash_attention_forward(q, k, v, m, lse, ctx, B, T, A, D, static_cast<float>(scale), static_cast<float>(keep),
+                                  static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// flashAttentionBackward(dctx, q, k, v, mask, ctx, lse, dq, dk, dv, B, T, A, d, scale, keep, seed)
+napi_value FlashAttentionBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 17, "span_native.flashAttentionBackward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(10, 4, d);
+  const double scale = c.real(14), keep = c.real(15), seed = c.real(16);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *dc = c.f32(0, n), *q = c.f32(1, n), *k = c.f32(2, n), *v = c.f32(3, n), *m = c.f32(4, B * T);
+  float *ctx = c.f32(5, n), *lse = c.f32(6, B * A * T), *dq = c.f32(7, n), *dk = c.f32(8, n), *dv = c.f32(9, n);
+  if (c.ok)
+    span::flash_attention_backward(dc, q, k, v, m, ctx, lse, dq, dk, dv, B, T, A, D, static_cast<float>(scale),
+                                   static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
 // sumSquares([Float32Array, ...]) → Σ x² over all of them
 napi_value SumSquares(napi_env env, napi_callback_info info) {
   Args a;
@@ -525,6 +555,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"crossEntropyBackward", CrossEntropyBackward},
       {"attentionForward", AttentionForward},
       {"attentionBackward", AttentionBackward},
+      {"flashAttentionForward", FlashAttentionForward},
+      {"flashAttentionBackward", FlashAttentionBackward},
       {"sumSquares", SumSquares},
   };
   span_napi::defineMethods(env, exports, methods);
