@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "span_native",
-      "sources": ["src/addon.cc", "src/flash.cc", "src/fused.cc", "src/gemm.cc", "src/ops.cc", "src/pool.cc"],
+      "sources": ["src/addon.cc", "src/flash.cc", "src/fused.cc", "src/gemm.cc", "src/ops.cc", "src/pool.cc", "src/residual.cc"],
       "defines": ["<!(node detect-blas.mjs define)", "NAPI_VERSION=8"],
       "include_dirs": ["<!@(node detect-blas.mjs include)"],
       "libraries": ["<!@(node detect-blas.mjs libs)"],

@@ -13,6 +13,7 @@
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
+#include "residual.h"
 
 namespace {
 
@@ -27,8 +28,8 @@ using span_napi::number;
   } while (0)
 
 struct Args {
-  napi_value v[17];
-  size_t n = 17;  // the most any function takes (flashAttentionBackward)
+  napi_value v[19];
+  size_t n = 19;  // the most any function takes (residualLayerNormBackward)
 };
 
 bool args(napi_env env, napi_callback_info info, Args& a, size_t want) {
@@ -513,6 +514,38 @@ napi_value FlashAttentionBackward(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// residualLayerNormForward(x, w, b, residual, g, beta, s, y, mean, rstd, N, in, H, eps, keep, seed)
+napi_value ResidualLayerNormForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 16, "span_native.residualLayerNormForward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(10, 3, d);
+  const double eps = c.real(13), keep = c.real(14), seed = c.real(15);
+  const size_t N = d[0], I = d[1], H = d[2];
+  float *x = c.f32(0, N * I), *w = c.f32(1, H * I), *b = c.f32(2, H), *r = c.f32(3, N * H), *g = c.f32(4, H);
+  float *beta = c.f32(5, H), *s = c.f32(6, N * H), *y = c.f32(7, N * H), *mean = c.f32(8, N), *rstd = c.f32(9, N);
+  if (c.ok)
+    span::residual_layer_norm_forward(x, w, b, r, g, beta, s, y, mean, rstd, N, I, H, static_cast<float>(eps),
+                                      static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// residualLayerNormBackward(dy, x, w, g, s, mean, rstd, ds, dz, dx, dw, db, dg, dbeta, N, in, H, keep, seed)
+napi_value ResidualLayerNormBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 19, "span_native.residualLayerNormBackward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(14, 3, d);
+  const double keep = c.real(17), seed = c.real(18);
+  const size_t N = d[0], I = d[1], H = d[2];
+  float *dy = c.f32(0, N * H), *x = c.f32(1, N * I), *w = c.f32(2, H * I), *g = c.f32(3, H), *s = c.f32(4, N * H);
+  float *mean = c.f32(5, N), *rstd = c.f32(6, N), *ds = c.f32(7, N * H), *dz = c.f32(8, N * H, true), *dx = c.f32(9, N * I);  // dz: null without dropout
+  float *dw = c.f32(10, H * I), *db = c.f32(11, H), *dg = c.f32(12, H), *dbeta = c.f32(13, H);
+  if (c.ok && !dz && keep < 1) c.bad();
+  if (c.ok)
+    span::residual_layer_norm_backward(dy, x, w, g, s, mean, rstd, ds, dz, dx, dw, db, dg, dbeta, N, I, H,
+                                       static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
 // sumSquares([Float32Array, ...]) → Σ x² over all of them
 napi_value SumSquares(napi_env env, napi_callback_info info) {
   Args a;
@@ -557,6 +590,8 @@ napi_value Init(napi_env env, napi_value exports) {
       {"attentionBackward", AttentionBackward},
       {"flashAttentionForward", FlashAttentionForward},
       {"flashAttentionBackward", FlashAttentionBackward},
+      {"residualLayerNormForward", ResidualLayerNormForward},
+      {"residualLayerNormBackward", ResidualLayerNormBackward},
       {"sumSquares", SumSquares},
   };
   span_napi::defineMethods(env, exports, methods);

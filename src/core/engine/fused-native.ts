@@ -3,6 +3,7 @@ import type {KernelArgs, KernelBackend} from './kernel-util.js'
 import type {NativeAddon} from './native-kernels.js'
 import {type FlashAddon, flashAddon, flashBackward, flashForward} from './native-flash.js'
 import {allocF32, isPrivate} from './native-pool.js'
+import {residualLayerNorm, residualLayerNormGrad} from './native-residual.js'
 
 /**
  * The fused kernels of the `native` backend (native/src/fused.cc, ops.cc): each reads its
@@ -13,7 +14,16 @@ import {allocF32, isPrivate} from './native-pool.js'
 export type NativeFusedKernel = (addon: NativeAddon, args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[] | null
 
 /** How many times each fused op ran natively since the process started (for tests and profiling). */
-export const nativeRuns: Record<string, number> = {linear: 0, layerNorm: 0, crossEntropy: 0, attention: 0, sumSquares: 0, dropout: 0, adamw: 0}
+export const nativeRuns: Record<string, number> = {
+  linear: 0,
+  layerNorm: 0,
+  crossEntropy: 0,
+  attention: 0,
+  sumSquares: 0,
+  dropout: 0,
+  adamw: 0,
+  residualLayerNorm: 0,
+}
 
 /** The float32 storage of each input, or null when any is missing or stored otherwise. */
 function f32s(backend: KernelBackend, ts: (tf.TensorInfo | undefined)[]): Float32Array[] | null {
@@ -205,4 +215,10 @@ export const NATIVE_FUSED: Record<string, NativeFusedKernel> = {
   SpanDropout: dropout,
   SpanSumSquares: sumSquares,
   SpanAdamW: adamw,
+  SpanResidualLayerNorm: (addon, args) => {
+    const out = residualLayerNorm(addon, args, (ts) => f32s(args.backend, ts))
+    if (out) nativeRuns.residualLayerNorm++
+    return out
+  },
+  SpanResidualLayerNormGrad: (addon, args) => residualLayerNormGrad(addon, args, (ts) => f32s(args.backend, ts)),
 }
