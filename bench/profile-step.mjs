@@ -46,6 +46,13 @@ function productsOf(name, a) {
       const recompute = name === 'flashAttentionBackward' ? [[T, T, d, false, true, n]] : []
       return [...recompute, [T, d, T, true, false, n], [T, T, d, false, true, n], [T, d, T, false, false, n], [T, d, T, true, false, n]]
     }
+    case 'residualLayerNormForward':
+      return [[a[10], a[12], a[11], false, true, 1]]
+    case 'residualLayerNormBackward':
+      return [
+        [a[14], a[15], a[16], false, false, 1],
+        [a[16], a[15], a[14], true, false, 1],
+      ]
     default:
       return []
   }
@@ -60,7 +67,7 @@ function wrap(exports) {
     if (typeof f !== 'function') continue
     out[name] = (...a) => {
       const t0 = performance.now()
-      const r = f(...a)
+      const r = f(...a) // spread-ok: an addon call, at most 19 arguments
       const e = calls.get(name) ?? {n: 0, ms: 0}
       e.n++
       e.ms += performance.now() - t0
@@ -73,7 +80,7 @@ function wrap(exports) {
 }
 const dlopen = process.dlopen
 process.dlopen = (module, file, ...rest) => {
-  dlopen.call(process, module, file, ...rest)
+  dlopen.call(process, module, file, ...rest) // spread-ok: dlopen's optional flags argument
   if (String(file).endsWith(SPAN_ADDON)) module.exports = wrap(module.exports)
 }
 
@@ -170,7 +177,7 @@ for (const preset of presets) {
   }
   // a fused kernel the addon does not implement runs its composite, whose kernels tf.profile lists too: count those once
   const kernelMs = [...by].filter(([name]) => !compositeHere.has(name)).reduce((s, [, e]) => s + e.ms, 0)
-  const kernels = [...by].map(([name, e]) => ({name, calls: e.calls, ms: +e.ms.toFixed(1), share: share(e.ms, wall)})).sort((a, b) => b.ms - a.ms)
+  const kernels = [...by].map(([name, e]) => ({name, calls: e.calls, ms: +e.ms.toFixed(1), share: share(e.ms, profWall)})).sort((a, b) => b.ms - a.ms) // shares of the profiled step
   const flopsModel = stepFlops(config, batch)
   const line = {
     bench: 'profile_step',

@@ -63,7 +63,7 @@ export function setNativeResidualLayerNorm(on: boolean): boolean {
   return was
 }
 
-/** The addon with residual.cc's functions (the gradient takes them whatever the switch says: the results are the chain's either way). */
+/** The addon with residual.cc's functions (either pass may run either way: the outputs and saved tensors are the chain's). */
 const built = (addon: NativeAddon): ResidualAddon | null =>
   typeof (addon as Partial<ResidualAddon>).residualLayerNormBackward === 'function' ? (addon as ResidualAddon) : null
 
@@ -90,7 +90,7 @@ export const residualLayerNorm: Kernel = (addon, {inputs, backend, attrs}, f32s)
 
 /** SpanResidualLayerNormGrad: [dx, dw, db, dresidual, dg, dbeta] from dy and the saved x, w, g, s, mean, rstd. */
 export const residualLayerNormGrad: Kernel = (addon, {inputs, backend, attrs}, f32s) => {
-  const a = built(addon)
+  const a = enabled ? built(addon) : null
   const v = f32s([inputs.dy, inputs.x, inputs.w, inputs.g, inputs.s, inputs.mean, inputs.rstd])
   const drop = keepOf(attrs)
   if (!a || !v || !drop) return null
