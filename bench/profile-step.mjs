@@ -113,6 +113,7 @@ const {setNativeFlashAttention} = await import('../dist/core/engine/native-flash
 const {setNativeResidualLayerNorm} = await import('../dist/core/engine/native-residual.js')
 setNativeFlashAttention(!noFlash)
 setNativeResidualLayerNorm(!noResidual)
+if (noResidual) for (const n of [FUSED_KERNELS.residualLayerNorm, FUSED_KERNELS.residualLayerNormGrad]) compositeHere.add(n)
 const err = await startNative(threads)
 if (err) throw new Error(`native: ${err}`)
 const share = (x, total) => +(x / total).toFixed(3)
