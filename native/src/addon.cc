@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "addon_gemm.h"
+#include "flash.h"
 #include "fused.h"
 #include "napi-util.h"
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
+#include "residual.h"
 
 namespace {
 
@@ -27,8 +29,8 @@ using span_napi::number;
   } while (0)
 
 struct Args {
-  napi_value v[16];
-  size_t n = 16;  // the most any function takes
+  napi_value v[19];
+  size_t n = 19;  // the most any function takes (residualLayerNormBackward)
 };
 
 bool args(napi_env env, napi_callback_info info, Args& a, size_t want) {
@@ -485,6 +487,67 @@ napi_value AttentionBackward(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// flashAttentionForward(q, k, v, mask, lse, ctx, B, T, A, d, scale, keep, seed): lse [B, A, T] in place of probs
+napi_value FlashAttentionForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 13, "span_native.flashAttentionForward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(6, 4, d);
+  const double scale = c.real(10), keep = c.real(11), seed = c.real(12);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *q = c.f32(0, n), *k = c.f32(1, n), *v = c.f32(2, n), *m = c.f32(3, B * T), *lse = c.f32(4, B * A * T), *ctx = c.f32(5, n);
+  if (c.ok)
+    span::flash_attention_forward(q, k, v, m, lse, ctx, B, T, A, D, static_cast<float>(scale), static_cast<float>(keep),
+                                  static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// flashAttentionBackward(dctx, q, k, v, mask, ctx, lse, dq, dk, dv, B, T, A, d, scale, keep, seed)
+napi_value FlashAttentionBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 17, "span_native.flashAttentionBackward: bad buffer");
+  size_t d[4] = {0, 0, 0, 0};
+  c.sizes(10, 4, d);
+  const double scale = c.real(14), keep = c.real(15), seed = c.real(16);
+  const size_t B = d[0], T = d[1], A = d[2], D = d[3], n = B * T * A * D;
+  float *dc = c.f32(0, n), *q = c.f32(1, n), *k = c.f32(2, n), *v = c.f32(3, n), *m = c.f32(4, B * T);
+  float *ctx = c.f32(5, n), *lse = c.f32(6, B * A * T), *dq = c.f32(7, n), *dk = c.f32(8, n), *dv = c.f32(9, n);
+  if (c.ok)
+    span::flash_attention_backward(dc, q, k, v, m, ctx, lse, dq, dk, dv, B, T, A, D, static_cast<float>(scale),
+                                   static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// residualLayerNormForward(x, w, b, residual, g, beta, s, y, mean, rstd, N, in, H, eps, keep, seed)
+napi_value ResidualLayerNormForward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 16, "span_native.residualLayerNormForward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(10, 3, d);
+  const double eps = c.real(13), keep = c.real(14), seed = c.real(15);
+  const size_t N = d[0], I = d[1], H = d[2];
+  float *x = c.f32(0, N * I), *w = c.f32(1, H * I), *b = c.f32(2, H), *r = c.f32(3, N * H), *g = c.f32(4, H);
+  float *beta = c.f32(5, H), *s = c.f32(6, N * H), *y = c.f32(7, N * H), *mean = c.f32(8, N), *rstd = c.f32(9, N);
+  if (c.ok)
+    span::residual_layer_norm_forward(x, w, b, r, g, beta, s, y, mean, rstd, N, I, H, static_cast<float>(eps),
+                                      static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
+// residualLayerNormBackward(dy, x, w, g, s, mean, rstd, ds, dz, dx, dw, db, dg, dbeta, N, in, H, keep, seed)
+napi_value ResidualLayerNormBackward(napi_env env, napi_callback_info info) {
+  Call c(env, info, 19, "span_native.residualLayerNormBackward: bad buffer");
+  size_t d[3] = {0, 0, 0};
+  c.sizes(14, 3, d);
+  const double keep = c.real(17), seed = c.real(18);
+  const size_t N = d[0], I = d[1], H = d[2];
+  float *dy = c.f32(0, N * H), *x = c.f32(1, N * I), *w = c.f32(2, H * I), *g = c.f32(3, H), *s = c.f32(4, N * H);
+  float *mean = c.f32(5, N), *rstd = c.f32(6, N), *ds = c.f32(7, N * H), *dz = c.f32(8, N * H, true), *dx = c.f32(9, N * I);  // dz: null without dropout
+  float *dw = c.f32(10, H * I), *db = c.f32(11, H), *dg = c.f32(12, H), *dbeta = c.f32(13, H);
+  if (c.ok && !dz && keep < 1) c.bad();
+  if (c.ok)
+    span::residual_layer_norm_backward(dy, x, w, g, s, mean, rstd, ds, dz, dx, dw, db, dg, dbeta, N, I, H,
+                                       static_cast<float>(keep), static_cast<uint64_t>(seed));
+  return nullptr;
+}
+
 // sumSquares([Float32Array, ...]) → Σ x² over all of them
 napi_value SumSquares(napi_env env, napi_callback_info info) {
   Args a;
@@ -527,6 +590,10 @@ napi_value Init(napi_env env, napi_value exports) {
       {"crossEntropyBackward", CrossEntropyBackward},
       {"attentionForward", AttentionForward},
       {"attentionBackward", AttentionBackward},
+      {"flashAttentionForward", FlashAttentionForward},
+      {"flashAttentionBackward", FlashAttentionBackward},
+      {"residualLayerNormForward", ResidualLayerNormForward},
+      {"residualLayerNormBackward", ResidualLayerNormBackward},
       {"sumSquares", SumSquares},
       {"setGemmPath", span_gemm_napi::SetGemmPath},
       {"toBf16", span_gemm_napi::ToBf16},

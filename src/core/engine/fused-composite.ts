@@ -123,12 +123,27 @@ const attention: CompositeKernel = ({inputs, attrs}) =>
     return [merge(tf.matMul(drop(probs), v)), probs]
   })
 
-/** [dq, dk, dv] from dy [B, T, H] and the saved probabilities; the dropout mask redrawn from its seed. */
+/**
+ * The probabilities [B, A, T, T] a SpanAttention saved: probs itself, or (a backend's flash kernel:
+ * native-flash.ts, cuda) recomputed from the row log-sum-exp lse [B, A, T] as exp(QKᵀ·scale + mask − lse).
+ */
+function savedProbs(inputs: KernelArgs['inputs'], q: tf.Tensor, k: tf.Tensor, scale: number): tf.Tensor {
+  const saved = T(inputs.probs)
+  if (saved.rank === 4) return saved
+  const [B, , Tn] = saved.shape
+  const scores = tf
+    .matMul(q, swapLast(k))
+    .mul(scale)
+    .add(T(inputs.mask).reshape([B, 1, 1, Tn])) // [B, A, T, T]
+  return scores.sub(saved.expandDims(3)).exp()
+}
+
+/** [dq, dk, dv] from dy [B, T, H] and the saved probabilities (or lse); the dropout mask redrawn from its seed. */
 const attentionGrad: CompositeKernel = ({inputs, attrs}) =>
   tf.tidy(() => {
     const {scale, split, merge, drop} = attentionParts(inputs, attrs)
     const [q, k, v] = [T(inputs.q), T(inputs.k), T(inputs.v)].map((t) => split(t, [0, 2, 1, 3])) // [B, A, T, d]
-    const probs = T(inputs.probs) // [B, A, T, T]
+    const probs = savedProbs(inputs, q, k, scale) // [B, A, T, T]
     const dctx = split(T(inputs.dy), [0, 2, 1, 3]) // [B, A, T, d]
     const dv = tf.matMul(swapLast(drop(probs)), dctx) // [B, A, T, d]
     const dprobs = drop(tf.matMul(dctx, swapLast(v))) // [B, A, T, T]: dropout's gradient is the same mask

@@ -1,7 +1,9 @@
 import type * as tf from '@tensorflow/tfjs'
 import type {KernelArgs, KernelBackend} from './kernel-util.js'
 import type {NativeAddon} from './native-kernels.js'
+import {type FlashAddon, flashAddon, flashBackward, flashForward} from './native-flash.js'
 import {allocF32, isPrivate} from './native-pool.js'
+import {residualLayerNorm, residualLayerNormGrad} from './native-residual.js'
 
 /**
  * The fused kernels of the `native` backend (native/src/fused.cc, ops.cc): each reads its
@@ -12,7 +14,16 @@ import {allocF32, isPrivate} from './native-pool.js'
 export type NativeFusedKernel = (addon: NativeAddon, args: KernelArgs) => tf.TensorInfo | tf.TensorInfo[] | null
 
 /** How many times each fused op ran natively since the process started (for tests and profiling). */
-export const nativeRuns: Record<string, number> = {linear: 0, layerNorm: 0, crossEntropy: 0, attention: 0, sumSquares: 0, dropout: 0, adamw: 0}
+export const nativeRuns: Record<string, number> = {
+  linear: 0,
+  layerNorm: 0,
+  crossEntropy: 0,
+  attention: 0,
+  sumSquares: 0,
+  dropout: 0,
+  adamw: 0,
+  residualLayerNorm: 0,
+}
 
 /** The float32 storage of each input, or null when any is missing or stored otherwise. */
 function f32s(backend: KernelBackend, ts: (tf.TensorInfo | undefined)[]): Float32Array[] | null {
@@ -114,19 +125,30 @@ function attentionDims(q: tf.TensorInfo, attrs: Record<string, unknown> | undefi
   return {B, T, H, A, d, scale: 1 / Math.sqrt(d), keep: 1 - rate, seed: Number(attrs?.seed ?? 0)}
 }
 
-/** SpanAttention: [ctx [B, T, H], probs [B, A, T, T]] from q, k, v [B, T, H] and mask [B, T]. */
+/** SpanAttention: [ctx [B, T, H], lse [B, A, T]] (flash, native-flash.ts) or [ctx, probs [B, A, T, T]], from q, k, v [B, T, H] and mask [B, T]. */
 const attention: NativeFusedKernel = (addon, {inputs, backend, attrs}) => {
   const v = f32s(backend, [inputs.q, inputs.k, inputs.v, inputs.mask])
   if (!v) return null
-  const {B, T, H, A, d, scale, keep, seed} = attentionDims(inputs.q!, attrs)
+  const D = attentionDims(inputs.q!, attrs)
+  const flash = flashAddon(addon)
+  nativeRuns.attention++
+  if (flash) return flashForward(flash, backend, D, v)
+  const {B, T, H, A, d, scale, keep, seed} = D
   const [probs, ctx] = [allocF32(B * A * T * T), allocF32(B * T * H)]
   addon.attentionForward(v[0], v[1], v[2], v[3].subarray(0, B * T), probs, ctx, B, T, A, d, scale, keep, seed)
-  nativeRuns.attention++
   return [info(backend, ctx, [B, T, H]), info(backend, probs, [B, A, T, T])]
 }
 
-/** SpanAttentionGrad: [dq, dk, dv] from dy, q, k, v and the saved probabilities (dropout masks redrawn from the seed). */
+/**
+ * SpanAttentionGrad: [dq, dk, dv] from dy, q, k, v and the saved probabilities [B, A, T, T], or
+ * (flash, native-flash.ts) the row lse [B, A, T] with ctx and the mask; dropout masks redrawn from the seed.
+ */
 const attentionGrad: NativeFusedKernel = (addon, {inputs, backend, attrs}) => {
+  if (inputs.probs?.shape.length === 3) {
+    const t = f32s(backend, [inputs.dy, inputs.q, inputs.k, inputs.v, inputs.mask, inputs.ctx, inputs.probs])
+    const built = typeof (addon as Partial<FlashAddon>).flashAttentionBackward === 'function' // whatever the switch says now: the forward ran flash
+    return t && built ? flashBackward(addon as FlashAddon, backend, attentionDims(inputs.q!, attrs), t) : null
+  }
   const v = f32s(backend, [inputs.dy, inputs.q, inputs.k, inputs.v, inputs.probs])
   if (!v) return null
   const {B, T, H, A, d, scale, keep, seed} = attentionDims(inputs.q!, attrs)
@@ -193,4 +215,10 @@ export const NATIVE_FUSED: Record<string, NativeFusedKernel> = {
   SpanDropout: dropout,
   SpanSumSquares: sumSquares,
   SpanAdamW: adamw,
+  SpanResidualLayerNorm: (addon, args) => {
+    const out = residualLayerNorm(addon, args, (ts) => f32s(args.backend, ts))
+    if (out) nativeRuns.residualLayerNorm++
+    return out
+  },
+  SpanResidualLayerNormGrad: (addon, args) => residualLayerNormGrad(addon, args, (ts) => f32s(args.backend, ts)),
 }

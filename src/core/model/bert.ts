@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {gatherRows, embeddingLookup} from '../engine/gather.js'
 import {attentionFused, residualLayerNormFused} from '../engine/fused.js'
 import type {BertConfig} from './config.js'
+import {layerStep} from './inference.js'
 import {type ForwardContext, dropout, layerNorm, linear} from './layers.js'
 import {type ParamSpec, type ParamStore, embeddingSpec, layerNormSpecs, linearSpecs} from './params.js'
 
@@ -121,8 +122,8 @@ export class BertEncoder {
   forward(ids: tf.Tensor2D, segments: tf.Tensor2D, mask: tf.Tensor2D, ctx: ForwardContext): tf.Tensor3D {
     const [B, T] = ids.shape
     const maskAdd = tf.scalar(1).sub(mask).mul(-10000).reshape([B, 1, 1, T]) as tf.Tensor4D // [B, 1, 1, T]
-    let h = this.embeddings.forward(ids, segments, ctx) // [B, T, H]
-    for (const layer of this.layers) h = layer.forward(h, maskAdd, ctx) // [B, T, H]
+    let h = layerStep(ids, (x) => this.embeddings.forward(x, segments, ctx), false) // [B, T, H]
+    for (const layer of this.layers) h = layerStep(h, (x) => layer.forward(x, maskAdd, ctx), true) // [B, T, H]; without a tape, each layer's activations freed as it ends
     return h
   }
 }

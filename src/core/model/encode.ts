@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {UsageError} from '../stream/errors.js'
 import {BertEmbeddings, BertLayer} from './bert.js'
 import type {BertConfig} from './config.js'
+import {layerStep} from './inference.js'
 import {EVAL} from './layers.js'
 import type {ParamStore} from './params.js'
 import {maxOf} from '../util/arrays.js'
@@ -30,18 +31,23 @@ export function parseLayers(text: string, numLayers: number): number[] {
 /**
  * The encoder's hidden states, dropout off, the chosen ones concatenated per token:
  * ids, segments [B, T] int32, mask [B, T] float → [B, T, H·k]. Runs the model engineer's
- * BertEmbeddings and BertLayer one by one (BertEncoder.forward returns only the last state).
+ * BertEmbeddings and BertLayer one by one (BertEncoder.forward returns only the last state),
+ * freeing each layer's activations, and each state not asked for, as the next layer runs (inference.ts).
  */
 export function hiddenStates(p: ParamStore, c: BertConfig, ids: tf.Tensor2D, segments: tf.Tensor2D, mask: tf.Tensor2D, layers: number[]): tf.Tensor3D {
   return tf.tidy(() => {
     const [B, T] = ids.shape
     const maskAdd = tf.scalar(1).sub(mask).mul(-10000).reshape([B, 1, 1, T]) as tf.Tensor4D // [B, 1, 1, T]
-    const states: tf.Tensor3D[] = [new BertEmbeddings(p, c).forward(ids, segments, EVAL)] // [B, T, H]
+    const states = new Map<number, tf.Tensor3D>() // the states asked for, by number
+    let h = layerStep(ids, (x) => new BertEmbeddings(p, c).forward(x, segments, EVAL), false) // [B, T, H]
     const deepest = maxOf(layers)
-    for (let i = 0; i < deepest; i++) {
-      states.push(new BertLayer(p, c, `bert.encoder.layer.${i}`).forward(states[i], maskAdd, EVAL)) // [B, T, H]
+    for (let i = 0; i <= deepest; i++) {
+      if (layers.includes(i)) states.set(i, h)
+      if (i === deepest) break
+      const layer = new BertLayer(p, c, `bert.encoder.layer.${i}`)
+      h = layerStep(h, (x) => layer.forward(x, maskAdd, EVAL), !layers.includes(i)) // [B, T, H]; one layer's activations live at a time
     }
-    const picked = layers.map((k) => states[k])
+    const picked = layers.map((k) => states.get(k)!)
     return picked.length === 1 ? picked[0] : (tf.concat(picked, 2) as tf.Tensor3D) // [B, T, H·k]
   })
 }

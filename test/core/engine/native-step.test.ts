@@ -39,7 +39,7 @@ describe.skipIf(!status.available)(`a training step on the native backend agrees
     const native = await step(() => startNative())
     expect(tf.getBackend()).toBe('cpu')
     const fused = fusedCounts() // every fused op took part
-    for (const op of ['linear', 'layerNorm', 'crossEntropy', 'attention']) expect(fused[op], op).toBeGreaterThan(0)
+    for (const op of ['linear', 'layerNorm', 'crossEntropy', 'attention', 'residualLayerNorm']) expect(fused[op], op).toBeGreaterThan(0)
     expect(nativeKernelCounts().GatherV2.native).toBeGreaterThan(0)
     for (let i = 0; i < 2; i++) expect(Math.abs(native.parts[i] - wasm.parts[i])).toBeLessThan(1e-4 * Math.abs(wasm.parts[i]))
     expect([...native.grads.keys()].sort()).toEqual([...wasm.grads.keys()].sort())

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs'
 import {beforeAll, describe, expect, it} from 'vitest'
 import {Rng} from '../../../src/core/data/rng.js'
-import {dropoutFused, layerNormFused, linearFused, residualLayerNormFused} from '../../../src/core/engine/fused.js'
+import {dropoutFused, fusedCounts, layerNormFused, linearFused, residualLayerNormFused} from '../../../src/core/engine/fused.js'
 import {initBackend} from '../../../src/core/engine/index.js'
 import {loadNative, setNativeKernelsEnabled} from '../../../src/core/engine/native.js'
 
@@ -69,8 +69,10 @@ describe('SpanResidualLayerNorm equals linear → dropout → add → LayerNorm'
 
   it.skipIf(!status.available)(`on the native kernels, with and without dropout${reason}`, async () => {
     await initBackend('native')
+    const before = fusedCounts().residualLayerNorm
     compare(0)
     compare(0.3)
+    expect(fusedCounts().residualLayerNorm, 'the addon ran it (native/src/residual.cc), not the composite chain').toBeGreaterThan(before)
     await initBackend('cpu')
   })
 

@@ -187,7 +187,7 @@ function copies(): SelftestCase[] {
 
 const ADAMW = {lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.4}
 
-/** SpanAttentionGrad from the backend's own SpanAttention outputs (native saves probs, cuda the row lse and ctx). */
+/** SpanAttentionGrad from the backend's own SpanAttention outputs (native and cuda with flash attention save the row lse and need ctx and the mask; native without it saves probs). */
 function attentionGrad(dy: tf.Tensor, [q, k, v]: tf.Tensor[], mask: tf.Tensor, att: tf.NamedAttrMap): tf.Tensor[] {
   const [ctx, probs] = fused('SpanAttention', {q, k, v, mask}, att) as tf.Tensor[]
   return [fused('SpanAttentionGrad', {dy, q, k, v, probs, ctx, mask}, att)].flat()

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {type CudaKernel, cudaKernelOf, registerCudaKernel} from '../../../../src/core/engine/cuda/kernel-table.js'
 import {setFlashAttention} from '../../../../src/core/engine/cuda/kernels-flash-attention.js'
+import {setNativeFlashAttention} from '../../../../src/core/engine/native-flash.js'
 import {runFused} from '../../../../src/core/engine/fused-kernels.js'
 import {fusedCounts} from '../../../../src/core/engine/fused.js'
 import {initBackend} from '../../../../src/core/engine/index.js'
@@ -152,8 +153,9 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
         [0, 0, 0, 0, 0, -10000, -10000],
         [0, 0, 0, 0, 0, 0, 0],
       ])
-    // the simple path (probs [B, A, T, T] saved); the fused path is test/core/engine/cuda/flash-attention.test.ts
+    // the simple path (probs [B, A, T, T] saved) on both sides; the fused path is test/core/engine/cuda/flash-attention.test.ts
     const was = setFlashAttention(false)
+    const wasNative = setNativeFlashAttention(false)
     for (const rate of [0, 0.2]) {
       const attrs = {heads: 3, rate, seed: 77}
       await same(() => ({name: 'SpanAttention', inputs: {q: F([2, 7, 12], 22), k: F([2, 7, 12], 23), v: F([2, 7, 12], 24), mask: mask()}, attrs}))
@@ -165,6 +167,7 @@ describe.skipIf(skip)('fused kernels on the cuda stand-in device vs native', () 
       }))
     }
     setFlashAttention(was)
+    setNativeFlashAttention(wasNative)
   })
 
   it('a tiny pretrain step WITH dropout runs every forward fused kernel on the device and equals native (same masks)', async () => {
