@@ -73,8 +73,12 @@ describe('span encode --compute-precision', () => {
     expect(maxDiff(bf16, fp32)).toBeGreaterThan(0)
     expect(relDiff(bf16, fp32)).toBeLessThan(1e-2)
     if ('error' in standins) return
-    const cuda = vectors(['--backend', 'cuda', '--compute-precision', 'bf16'], {...process.env, SPAN_CUDA_LIBS: standins.dir, SPAN_CUDA_FLASH_ATTENTION: '0'}) // the simple attention path: its GEMMs round as native's do
-    expect(relDiff(cuda, bf16)).toBeLessThan(relDiff(bf16, fp32) / 10)
+    // native's kernel that saves probs against cuda's simple path: both round P = softmax(S). The flash
+    // kernels round each block's unnormalised exp(S − m) instead, with blocks of 64 keys on native and
+    // 32 on cuda's wmma kernel, so they agree only to bf16's own error (docs/precision.md)
+    const cuda = vectors(['--backend', 'cuda', '--compute-precision', 'bf16'], {...process.env, SPAN_CUDA_LIBS: standins.dir, SPAN_CUDA_FLASH_ATTENTION: '0'})
+    const probs = vectors(['--backend', 'native', '--compute-precision', 'bf16'], {...BF16_CPU, SPAN_NATIVE_FLASH_ATTENTION: '0'})
+    expect(relDiff(cuda, probs)).toBeLessThan(relDiff(bf16, fp32) / 10)
   })
 
   it.skipIf('error' in standins)('reaches the cuda products: fp32 equals native, bf16 differs by its rounding', () => {
