@@ -19,11 +19,13 @@
  *   npm run build && BENCH_NER=ner-run BENCH_NP=np-run node bench/masking-ablation.mjs
  * Settings (env), defaults the small budget that fits a loaded 2-core machine: BENCH_PT_STEPS (40),
  * BENCH_CORPUS_LINES (3000, lines of the corpus kept), BENCH_SEEDS (1,2), BENCH_FT_EXAMPLES (256,
- * --max-train-examples of every task), BENCH_FT_EPOCHS (1), BENCH_COREF_DOCS (8, coref's --max-train-examples), BENCH_THREADS (1),
- * BENCH_TASKS (ner,sst2,coref,squad), BENCH_OBJECTIVES (mlm).
+ * --max-train-examples of every task), BENCH_FT_EPOCHS (1), BENCH_COREF_DOCS (8, coref's --max-train-examples), BENCH_COREF_FFNN (1000, coref's --ffnn-size), BENCH_THREADS (1),
+ * BENCH_TASKS (ner,sst2,squad,coref: the order they run in, each over every scheme and seed, the table printed
+ * after each), BENCH_OBJECTIVES (mlm), BENCH_FT_LR (fine-tuning --lr; default each task's own).
+ * Rerunning with the same settings reuses what is done (tagged blocks, encoders, fine-tuning results).
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, loadavg} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -40,8 +42,10 @@ const S = {
   examples: env('BENCH_FT_EXAMPLES', '256'),
   epochs: env('BENCH_FT_EPOCHS', '1'),
   corefDocs: Number(env('BENCH_COREF_DOCS', '8')),
+  corefFfnn: env('BENCH_COREF_FFNN', '1000'), // the coref head's --ffnn-size (1000: Joshi et al.'s, sized for base encoders)
   threads: env('BENCH_THREADS', '1'),
-  tasks: env('BENCH_TASKS', 'ner,sst2,coref,squad').split(','),
+  tasks: env('BENCH_TASKS', 'ner,sst2,squad,coref').split(','),
+  ftLr: env('BENCH_FT_LR', ''),
   objectives: env('BENCH_OBJECTIVES', 'mlm'),
 }
 const SCHEMES = [
@@ -131,7 +135,27 @@ async function corpus() {
 /** Steps 1–2: tagged blocks and one pre-trained encoder per scheme. */
 async function pretrainAll(models) {
   const text = join(OUT, 'corpus.txt')
-  writeFileSync(text, await corpus())
+  const body = await corpus()
+  const same = existsSync(text) && readFileSync(text, 'utf8') === body && existsSync(join(OUT, 'blocks-np.ndjson'))
+  if (!same) tagAll(text, body, models)
+  else console.log('corpus and its tagged blocks: reused from an earlier run of the same settings')
+  const inspect = JSON.parse(span(['inspect', '--json', join(OUT, 'blocks-ner.ndjson')]).stdout)
+  console.log(`corpus: ${inspect.records} blocks, ${inspect.tokens} tokens, ${inspect.tags?.tags ?? 0} entity tags`)
+  for (const [, scheme, tags] of SCHEMES) {
+    const run = join(OUT, `pt-${scheme}`)
+    if (existsSync(join(run, `checkpoint-${S.ptSteps}`))) continue
+    rmSync(run, {recursive: true, force: true}) // an interrupted run starts again
+    const args = ['pretrain', join(OUT, `blocks-${tags}.ndjson`), '--preset', 'tiny', '--scheme', scheme, '--objectives', S.objectives]
+    args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
+    args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
+    const r = span(args)
+    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
+  }
+}
+
+/** Step 1's tagging: the corpus tokenized, tagged by each tagger, cut into blocks. */
+function tagAll(text, body, models) {
+  writeFileSync(text, body)
   const vocab = join(models.ner, 'best', 'vocab.txt')
   const tokens = join(OUT, 'tokens.ndjson')
   span(['tokenize', '--vocab', vocab, '--cased', text], {out: tokens})
@@ -145,23 +169,13 @@ async function pretrainAll(models) {
     )
     span(['block', '--len', '128', join(OUT, `${t}.ndjson`)], {out: join(OUT, `blocks-${t}.ndjson`)})
   }
-  const inspect = JSON.parse(span(['inspect', '--json', join(OUT, 'blocks-ner.ndjson')]).stdout)
-  console.log(`corpus: ${inspect.records} blocks, ${inspect.tokens} tokens, ${inspect.tags?.tags ?? 0} entity tags`)
-  for (const [, scheme, tags] of SCHEMES) {
-    const run = join(OUT, `pt-${scheme}`)
-    if (existsSync(join(run, `checkpoint-${S.ptSteps}`))) continue
-    const args = ['pretrain', join(OUT, `blocks-${tags}.ndjson`), '--preset', 'tiny', '--scheme', scheme, '--objectives', S.objectives]
-    args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
-    args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
-    const r = span(args)
-    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
-  }
 }
 
 /** One fine-tuning run: the best dev value of the task's metric. */
 function finetune(task, init, seed) {
   const out = join(OUT, `ft-${task}-${init.split('/').at(-2)}-s${seed}`)
-  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, '--out', out, '--max-train-examples', S.examples]
+  const lr = S.ftLr ? ['--lr', S.ftLr] : [] // default: each task's own (BERT's 5e-5, coref's 2e-5)
+  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out, '--max-train-examples', S.examples]
   const c = join(DATA, 'conll2003')
   const lit = join(DATA, 'coref', 'litbank', 'tenfold_splits', '0')
   const argv = {
@@ -170,19 +184,42 @@ function finetune(task, init, seed) {
       ['finetune', 'glue', '--task', 'SST-2', '--train', join(DATA, 'glue', 'SST-2', 'train.tsv'), '--dev', join(DATA, 'glue', 'SST-2', 'dev.tsv'), ...common],
       'acc',
     ],
-    coref: [['finetune', 'coref', '--train', join(lit, 'train.ids'), '--dev', join(lit, 'dev.ids'), ...common.slice(0, -1), String(S.corefDocs)], 'conll_f1'],
+    coref: [
+      [
+        'finetune',
+        'coref',
+        '--train',
+        join(lit, 'train.ids'),
+        '--dev',
+        join(lit, 'dev.ids'),
+        ...common.slice(0, -1),
+        String(S.corefDocs),
+        '--ffnn-size',
+        S.corefFfnn,
+      ],
+      'conll_f1',
+    ],
     squad: [
       ['finetune', 'squad', '--train', join(OUT, 'squad-train.json'), '--dev', join(DATA, 'squad', 'squad-v2.0-dev-subset-normans-rhine.json'), ...common],
       'f1',
     ],
   }[task]
+  const done = `${out}.json` // the run's result: a rerun of the bench skips it
+  const key = JSON.stringify(
+    task === 'coref' ? {epochs: S.epochs, corefDocs: S.corefDocs, ffnn: S.corefFfnn, lr: S.ftLr} : {examples: S.examples, epochs: S.epochs, lr: S.ftLr},
+  ) // what the run's result depends on besides its name
+  if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
+  rmSync(out, {recursive: true, force: true}) // an interrupted run starts again
   const r = span(argv[0])
   const dev = r.stdout
     .split('\n')
     .filter((l) => l.includes('"split":"dev"'))
     .map((l) => JSON.parse(l))
   const best = Math.max(...dev.map((d) => d[argv[1]] ?? d.f1 ?? d.acc ?? NaN)) // spread-ok: one record per dev evaluation of a run
-  return argv[1] === 'acc' && best <= 1 ? 100 * best : best
+  const score = argv[1] === 'acc' && best <= 1 ? 100 * best : best
+  writeFileSync(done, JSON.stringify({task, init, seed, key, best: score, secs: r.secs}) + '\n')
+  console.log(`  ${task} ${init.split('/').at(-2)} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s`)
+  return score
 }
 
 /** SQuAD's training file: the CS224n half without the dev set's article. */
@@ -197,6 +234,16 @@ const cell = (xs) => {
   return `${m.toFixed(1)} ±${((Math.max(...xs) - Math.min(...xs)) / 2).toFixed(1)}` // spread-ok: one score per seed
 }
 
+/** Table 6's shape: a row per scheme, a column per task done so far, the paper's dev numbers beside. */
+function printTable(scores) {
+  const tasks = S.tasks.filter((t) => t in Object.values(scores)[0])
+  const head = ['scheme', ...tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
+  console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
+  console.log(`|${' --- |'.repeat(head.length + 7)}`)
+  for (const [name, row] of Object.entries(scores))
+    console.log(`| ${[name, ...tasks.map((t) => row[t])].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
+}
+
 async function main() {
   const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
   for (const m of Object.values(models))
@@ -208,16 +255,15 @@ async function main() {
   console.log(`masking ablation: ${JSON.stringify(S)}; ${cpus().length} cores, load ${load0.toFixed(1)}`)
   await pretrainAll(models)
   taskFiles()
-  const rows = SCHEMES.map(([name, scheme]) => {
-    const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
-    const cells = S.tasks.map((task) => cell(S.seeds.map((seed) => finetune(task, init, seed))))
-    console.log(`${name}: ${cells.join('  ')}`)
-    return [name, ...cells]
-  })
-  const head = ['scheme', ...S.tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
-  console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
-  console.log(`|${' --- |'.repeat(head.length + 7)}`)
-  for (const r of rows) console.log(`| ${r.join(' | ')} | ${PAPER[r[0]].map((x) => x.toFixed(1)).join(' | ')} |`)
+  // task by task (every scheme and seed), the table printed after each: a run cut short still has its finished columns
+  const scores = Object.fromEntries(SCHEMES.map(([name]) => [name, {}]))
+  for (const task of S.tasks) {
+    for (const [name, scheme] of SCHEMES) {
+      const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
+      scores[name][task] = cell(S.seeds.map((seed) => finetune(task, init, seed)))
+    }
+    printTable(scores)
+  }
   const wall = (performance.now() - t0) / 1000
   console.log(
     `\nwall ${wall.toFixed(0)} s, CPU ${(childCpu + cpuSeconds()).toFixed(0)} s (children and this script), load ${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,
