@@ -62,6 +62,21 @@ describe('the noun-phrase chunker (finetune ner --tag-column chunk --tag-types N
     expect([ner.f1, Object.keys(ner.per_type).sort()]).toEqual([0, ['LOC', 'MISC', 'NP', 'ORG', 'PER']])
   }, 400_000)
 
+  it('--resume keeps the column: the saved one is read again, another is refused', () => {
+    const flags = '--tag-column chunk --tag-types NP --epochs 2 --batch-size 4 --lr 2e-3 --max-len 16 --threads 1'
+    expect(sh(`${span} finetune ner --preset tiny --train train.conll ${flags} --stop-at 1 --out np2 > /dev/null`).code).toBe(0)
+    const off = sh(`${span} finetune ner --resume np2 --tag-column ner --threads 1`)
+    expect([off.code, off.stdout]).toEqual([2, ''])
+    expect(off.stderr).toMatch(/^span finetune ner: --tag-column "ner" differs from the run in .*\("chunk"\); leave it out to continue the run as it was\n$/)
+    const on = sh(`${span} finetune ner --resume np2 --threads 1 > /dev/null`)
+    expect([on.code, on.stderr.split('\n').filter((l) => /error|Error/.test(l))]).toEqual([0, []])
+    expect(JSON.parse(readFileSync(join(dir, 'np2', 'best', 'finetune_config.json'), 'utf8'))).toMatchObject({
+      'tag-column': 'chunk',
+      'tag-types': 'NP',
+      labels: ['O', 'B-NP', 'I-NP'],
+    })
+  }, 400_000)
+
   it('tokenize | tag | block | mask --scheme noun-phrase: NP tags, and spans labelled NP or "random"', () => {
     const r = sh(
       `${span} tokenize --vocab np/best/vocab.txt text.txt | ${span} tag --model np --threads 1 | ${span} block --len 32 | ${span} mask --scheme noun-phrase --ratio 0.5 --seed 2`,

@@ -59,7 +59,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const sf = flags['span-ft']
       ? {'span-ft': true, dict: resolve(flags.dict as string), 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
       : {}
-    const tagged = {'tag-column': flags['tag-column'], 'tag-types': flags['tag-types'] ?? null}
+    const tagged = column.index === 'last' && !column.types ? {} : {'tag-column': flags['tag-column'], 'tag-types': flags['tag-types'] ?? null} // saved when not the default, so runs saved before these flags resume
     const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, ...tagged, labels, ...sf}
     const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null
     log(`config: ${JSON.stringify(config)}`)
