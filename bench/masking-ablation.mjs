@@ -23,7 +23,8 @@
  * BENCH_COREF_DOCS (2, coref's --max-train-examples), BENCH_COREF_FFNN (150, coref's --ffnn-size; Joshi
  * et al.'s 1000 is sized for base encoders), BENCH_FT_LR (1e-3, every task's --lr; '' for each task's
  * own), BENCH_THREADS (1), BENCH_TASKS (ner,sst2,squad,coref: the order they run in, each over every
- * scheme and seed, the table printed after each), BENCH_OBJECTIVES (mlm).
+ * scheme and seed, the table printed after each), BENCH_SCHEMES (the encoders fine-tuned, in this order;
+ * an instance sharing BENCH_OUT may take a subset), BENCH_OBJECTIVES (mlm).
  * Rerunning with the same settings reuses what is done (tagged blocks, encoders, fine-tuning results).
  */
 import {spawnSync} from 'node:child_process'
@@ -46,6 +47,7 @@ const S = {
   corefDocs: Number(env('BENCH_COREF_DOCS', '2')),
   corefFfnn: env('BENCH_COREF_FFNN', '150'), // the coref head's --ffnn-size
   threads: env('BENCH_THREADS', '1'),
+  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span').split(','), // fine-tuned, in this order
   tasks: env('BENCH_TASKS', 'ner,sst2,squad,coref').split(','),
   ftLr: env('BENCH_FT_LR', '1e-3'),
   objectives: env('BENCH_OBJECTIVES', 'mlm'),
@@ -235,6 +237,11 @@ function finetune(task, init, seed) {
     task === 'coref' ? {epochs: S.epochs, corefDocs: S.corefDocs, ffnn: S.corefFfnn, lr: S.ftLr} : {examples: S.examples, epochs: S.epochs, lr: S.ftLr},
   ) // what the run's result depends on besides its name
   if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
+  if (lockedByLive(out)) {
+    // another instance sharing BENCH_OUT runs it: wait for its result
+    while (!existsSync(done) && lockedByLive(out)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000)
+    if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
+  }
   rmSync(out, {recursive: true, force: true}) // an interrupted run starts again
   const r = span(argv[0])
   const dev = r.stdout
@@ -262,12 +269,12 @@ const cell = (xs) => {
 
 /** Table 6's shape: a row per scheme, a column per task done so far, the paper's dev numbers beside. */
 function printTable(scores) {
-  const tasks = S.tasks.filter((t) => t in Object.values(scores)[0])
+  const tasks = S.tasks.filter((t) => Object.values(scores).some((row) => t in row))
   const head = ['scheme', ...tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
   console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
   console.log(`|${' --- |'.repeat(head.length + 7)}`)
   for (const [name, row] of Object.entries(scores))
-    console.log(`| ${[name, ...tasks.map((t) => row[t])].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
+    console.log(`| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
 }
 
 async function main() {
@@ -284,7 +291,7 @@ async function main() {
   // task by task (every scheme and seed), the table printed after each: a run cut short still has its finished columns
   const scores = Object.fromEntries(SCHEMES.map(([name]) => [name, {}]))
   for (const task of S.tasks) {
-    for (const [name, scheme] of SCHEMES) {
+    for (const [name, scheme] of SCHEMES.filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))) {
       const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
       awaitEncoder(init)
       scores[name][task] = cell(S.seeds.map((seed) => finetune(task, init, seed)))
