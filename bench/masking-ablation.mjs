@@ -17,13 +17,18 @@
  * Work files: bench/out/masking-ablation/ (BENCH_OUT). Not a test.
  *
  *   npm run build && BENCH_NER=ner-run BENCH_NP=np-run node bench/masking-ablation.mjs
- * Settings (env), defaults the small budget that fits a loaded 2-core machine: BENCH_PT_STEPS (40),
- * BENCH_CORPUS_LINES (3000, lines of the corpus kept), BENCH_SEEDS (1,2), BENCH_FT_EXAMPLES (256,
- * --max-train-examples of every task), BENCH_FT_EPOCHS (1), BENCH_COREF_DOCS (8, coref's --max-train-examples), BENCH_THREADS (1),
- * BENCH_TASKS (ner,sst2,coref,squad), BENCH_OBJECTIVES (mlm).
+ * Settings (env); the defaults are the budget of docs/masking-ablation.md's run on a loaded 2-core machine:
+ * BENCH_PT_STEPS (60), BENCH_CORPUS_LINES (1500, lines of the corpus kept), BENCH_SEEDS (1,2),
+ * BENCH_FT_EXAMPLES (256, --max-train-examples of ner, sst2 and squad), BENCH_FT_EPOCHS (1),
+ * BENCH_COREF_DOCS (2, coref's --max-train-examples), BENCH_COREF_FFNN (150, coref's --ffnn-size; Joshi
+ * et al.'s 1000 is sized for base encoders), BENCH_FT_LR (1e-3, every task's --lr; '' for each task's
+ * own), BENCH_THREADS (1), BENCH_TASKS (ner,sst2,squad,coref: the order they run in, each over every
+ * scheme and seed, the table printed after each), BENCH_SCHEMES (the encoders fine-tuned, in this order;
+ * an instance sharing BENCH_OUT may take a subset), BENCH_OBJECTIVES (mlm).
+ * Rerunning with the same settings reuses what is done (tagged blocks, encoders, fine-tuning results).
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, loadavg} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -34,14 +39,17 @@ const env = (k, d) => process.env[k] ?? d
 const DATA = env('SPAN_SHARED_DATA', join(ROOT, '..', 'shared', 'data'))
 const OUT = env('BENCH_OUT', join(ROOT, 'bench', 'out', 'masking-ablation'))
 const S = {
-  ptSteps: Number(env('BENCH_PT_STEPS', '40')),
-  lines: Number(env('BENCH_CORPUS_LINES', '3000')),
+  ptSteps: Number(env('BENCH_PT_STEPS', '60')),
+  lines: Number(env('BENCH_CORPUS_LINES', '1500')),
   seeds: env('BENCH_SEEDS', '1,2').split(','),
   examples: env('BENCH_FT_EXAMPLES', '256'),
   epochs: env('BENCH_FT_EPOCHS', '1'),
-  corefDocs: Number(env('BENCH_COREF_DOCS', '8')),
+  corefDocs: Number(env('BENCH_COREF_DOCS', '2')),
+  corefFfnn: env('BENCH_COREF_FFNN', '150'), // the coref head's --ffnn-size
   threads: env('BENCH_THREADS', '1'),
-  tasks: env('BENCH_TASKS', 'ner,sst2,coref,squad').split(','),
+  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span').split(','), // fine-tuned, in this order
+  tasks: env('BENCH_TASKS', 'ner,sst2,squad,coref').split(','),
+  ftLr: env('BENCH_FT_LR', '1e-3'),
   objectives: env('BENCH_OBJECTIVES', 'mlm'),
 }
 const SCHEMES = [
@@ -131,7 +139,51 @@ async function corpus() {
 /** Steps 1–2: tagged blocks and one pre-trained encoder per scheme. */
 async function pretrainAll(models) {
   const text = join(OUT, 'corpus.txt')
-  writeFileSync(text, await corpus())
+  const body = await corpus()
+  const same = existsSync(text) && readFileSync(text, 'utf8') === body && existsSync(join(OUT, 'blocks-np.ndjson'))
+  if (!same) tagAll(text, body, models)
+  else console.log('corpus and its tagged blocks: reused from an earlier run of the same settings')
+  const inspect = JSON.parse(span(['inspect', '--json', join(OUT, 'blocks-ner.ndjson')]).stdout)
+  console.log(`corpus: ${inspect.records} blocks, ${inspect.tokens} tokens, ${inspect.tags?.tags ?? 0} entity tags`)
+  for (const [, scheme, tags] of SCHEMES) {
+    const run = join(OUT, `pt-${scheme}`)
+    if (existsSync(join(run, `checkpoint-${S.ptSteps}`))) continue
+    if (lockedByLive(run)) {
+      console.log(`pretrain ${scheme}: running in process ${lockedByLive(run)} (another bench sharing BENCH_OUT); its fine-tuning waits for it`)
+      continue
+    }
+    rmSync(run, {recursive: true, force: true}) // an interrupted run starts again
+    const args = ['pretrain', join(OUT, `blocks-${tags}.ndjson`), '--preset', 'tiny', '--scheme', scheme, '--objectives', S.objectives]
+    args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
+    args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
+    const r = span(args)
+    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
+  }
+}
+
+/** The pid of the live process whose span lock holds `dir` (another bench instance's run), else 0. */
+function lockedByLive(dir) {
+  const lock = join(dir, '.span.lock')
+  if (!existsSync(lock)) return 0
+  const pid = Number(readFileSync(lock, 'utf8').trim())
+  try {
+    process.kill(pid, 0)
+    return pid
+  } catch {
+    return 0
+  }
+}
+
+/** Waits for an encoder that another process is still pre-training (lockedByLive), polling every 10 s. */
+function awaitEncoder(init) {
+  const run = dirname(init)
+  while (!existsSync(join(init, 'config.json')) && lockedByLive(run)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000)
+  if (!existsSync(join(init, 'config.json'))) throw new Error(`${init}: no pre-trained encoder (its run ended without it)`)
+}
+
+/** Step 1's tagging: the corpus tokenized, tagged by each tagger, cut into blocks. */
+function tagAll(text, body, models) {
+  writeFileSync(text, body)
   const vocab = join(models.ner, 'best', 'vocab.txt')
   const tokens = join(OUT, 'tokens.ndjson')
   span(['tokenize', '--vocab', vocab, '--cased', text], {out: tokens})
@@ -145,23 +197,13 @@ async function pretrainAll(models) {
     )
     span(['block', '--len', '128', join(OUT, `${t}.ndjson`)], {out: join(OUT, `blocks-${t}.ndjson`)})
   }
-  const inspect = JSON.parse(span(['inspect', '--json', join(OUT, 'blocks-ner.ndjson')]).stdout)
-  console.log(`corpus: ${inspect.records} blocks, ${inspect.tokens} tokens, ${inspect.tags?.tags ?? 0} entity tags`)
-  for (const [, scheme, tags] of SCHEMES) {
-    const run = join(OUT, `pt-${scheme}`)
-    if (existsSync(join(run, `checkpoint-${S.ptSteps}`))) continue
-    const args = ['pretrain', join(OUT, `blocks-${tags}.ndjson`), '--preset', 'tiny', '--scheme', scheme, '--objectives', S.objectives]
-    args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
-    args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
-    const r = span(args)
-    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
-  }
 }
 
 /** One fine-tuning run: the best dev value of the task's metric. */
 function finetune(task, init, seed) {
   const out = join(OUT, `ft-${task}-${init.split('/').at(-2)}-s${seed}`)
-  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, '--out', out, '--max-train-examples', S.examples]
+  const lr = S.ftLr ? ['--lr', S.ftLr] : [] // '': each task's own (BERT's 5e-5, coref's 2e-5)
+  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out, '--max-train-examples', S.examples]
   const c = join(DATA, 'conll2003')
   const lit = join(DATA, 'coref', 'litbank', 'tenfold_splits', '0')
   const argv = {
@@ -170,19 +212,47 @@ function finetune(task, init, seed) {
       ['finetune', 'glue', '--task', 'SST-2', '--train', join(DATA, 'glue', 'SST-2', 'train.tsv'), '--dev', join(DATA, 'glue', 'SST-2', 'dev.tsv'), ...common],
       'acc',
     ],
-    coref: [['finetune', 'coref', '--train', join(lit, 'train.ids'), '--dev', join(lit, 'dev.ids'), ...common.slice(0, -1), String(S.corefDocs)], 'conll_f1'],
+    coref: [
+      [
+        'finetune',
+        'coref',
+        '--train',
+        join(lit, 'train.ids'),
+        '--dev',
+        join(lit, 'dev.ids'),
+        ...common.slice(0, -1),
+        String(S.corefDocs),
+        '--ffnn-size',
+        S.corefFfnn,
+      ],
+      'conll_f1',
+    ],
     squad: [
       ['finetune', 'squad', '--train', join(OUT, 'squad-train.json'), '--dev', join(DATA, 'squad', 'squad-v2.0-dev-subset-normans-rhine.json'), ...common],
       'f1',
     ],
   }[task]
+  const done = `${out}.json` // the run's result: a rerun of the bench skips it
+  const key = JSON.stringify(
+    task === 'coref' ? {epochs: S.epochs, corefDocs: S.corefDocs, ffnn: S.corefFfnn, lr: S.ftLr} : {examples: S.examples, epochs: S.epochs, lr: S.ftLr},
+  ) // what the run's result depends on besides its name
+  if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
+  if (lockedByLive(out)) {
+    // another instance sharing BENCH_OUT runs it: wait for its result
+    while (!existsSync(done) && lockedByLive(out)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10_000)
+    if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
+  }
+  rmSync(out, {recursive: true, force: true}) // an interrupted run starts again
   const r = span(argv[0])
   const dev = r.stdout
     .split('\n')
     .filter((l) => l.includes('"split":"dev"'))
     .map((l) => JSON.parse(l))
   const best = Math.max(...dev.map((d) => d[argv[1]] ?? d.f1 ?? d.acc ?? NaN)) // spread-ok: one record per dev evaluation of a run
-  return argv[1] === 'acc' && best <= 1 ? 100 * best : best
+  const score = argv[1] === 'acc' && best <= 1 ? 100 * best : best
+  writeFileSync(done, JSON.stringify({task, init, seed, key, best: score, secs: r.secs}) + '\n')
+  console.log(`  ${task} ${init.split('/').at(-2)} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s`)
+  return score
 }
 
 /** SQuAD's training file: the CS224n half without the dev set's article. */
@@ -197,6 +267,16 @@ const cell = (xs) => {
   return `${m.toFixed(1)} ±${((Math.max(...xs) - Math.min(...xs)) / 2).toFixed(1)}` // spread-ok: one score per seed
 }
 
+/** Table 6's shape: a row per scheme, a column per task done so far, the paper's dev numbers beside. */
+function printTable(scores) {
+  const tasks = S.tasks.filter((t) => Object.values(scores).some((row) => t in row))
+  const head = ['scheme', ...tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
+  console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
+  console.log(`|${' --- |'.repeat(head.length + 7)}`)
+  for (const [name, row] of Object.entries(scores))
+    console.log(`| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
+}
+
 async function main() {
   const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
   for (const m of Object.values(models))
@@ -208,16 +288,16 @@ async function main() {
   console.log(`masking ablation: ${JSON.stringify(S)}; ${cpus().length} cores, load ${load0.toFixed(1)}`)
   await pretrainAll(models)
   taskFiles()
-  const rows = SCHEMES.map(([name, scheme]) => {
-    const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
-    const cells = S.tasks.map((task) => cell(S.seeds.map((seed) => finetune(task, init, seed))))
-    console.log(`${name}: ${cells.join('  ')}`)
-    return [name, ...cells]
-  })
-  const head = ['scheme', ...S.tasks.map((t) => ({ner: 'NER F1', sst2: 'SST-2 acc', coref: 'Coref F1', squad: 'SQuAD2 F1'})[t])]
-  console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
-  console.log(`|${' --- |'.repeat(head.length + 7)}`)
-  for (const r of rows) console.log(`| ${r.join(' | ')} | ${PAPER[r[0]].map((x) => x.toFixed(1)).join(' | ')} |`)
+  // task by task (every scheme and seed), the table printed after each: a run cut short still has its finished columns
+  const scores = Object.fromEntries(SCHEMES.map(([name]) => [name, {}]))
+  for (const task of S.tasks) {
+    for (const [name, scheme] of SCHEMES.filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))) {
+      const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
+      awaitEncoder(init)
+      scores[name][task] = cell(S.seeds.map((seed) => finetune(task, init, seed)))
+    }
+    printTable(scores)
+  }
   const wall = (performance.now() - t0) / 1000
   console.log(
     `\nwall ${wall.toFixed(0)} s, CPU ${(childCpu + cpuSeconds()).toFixed(0)} s (children and this script), load ${load0.toFixed(1)} → ${loadavg()[0].toFixed(1)} on ${cpus().length} cores`,

@@ -5,7 +5,7 @@ import {lossScaleFlags} from '../cli/loss-scale-flags.js'
 import {batchFlags} from '../cli/batch-flags.js'
 import {MAX_BATCH} from '../cli/limits.js'
 import {PRESETS} from '../core/model/config.js'
-import {MASK_SCHEMES} from '../core/data/mask.js'
+import {MASK_SCHEMES, TAG_FILLS} from '../core/data/mask.js'
 import {SpanError, UsageError} from '../core/stream/errors.js'
 import {launchRank} from '../core/util/launch.js'
 import {resolvePretrainRun} from '../core/train/config.js'
@@ -20,7 +20,7 @@ import {metricsLoss} from '../core/util/fs-errors.js'
 export default class Pretrain extends SpanCommand {
   static override summary = 'Pre-train a SpanBERT (or BERT) encoder on masked examples or blocks; metrics NDJSON on stdout'
   static override description = `Reads masked examples (span mask) or blocks (span block; then masks them itself, a fresh mask
-every epoch, with --scheme/--p/--max-span/--ratio as span mask has them). Examples are drawn uniformly at
+every epoch, with --scheme/--p/--max-span/--ratio/--tagged-prob/--tag-labels/--fill as span mask has them). Examples are drawn uniformly at
 random without replacement within an epoch, through a byte-offset index of the file (built in one pass; a
 data set larger than memory trains). Objectives mlm,sbo (SpanBERT, default), mlm, or mlm,nsp (BERT; needs
 span block --pairs). AdamW (β 0.9/0.999, ε 1e-8, decoupled weight decay, none on biases and LayerNorm),
@@ -35,7 +35,8 @@ best/, the model of the lowest evaluation loss; --resume DIR (a run or checkpoin
 Before step 1 a memory plan on stderr; a run that cannot fit is refused (README "Memory plan").
 Defaults not given in this help: preset base, batch-size auto (effective batch 32), accumulate 1, max-steps 2,400,000 (SpanBERT
 §4.2), lr 1e-4, warmup min(10,000, 10% of max-steps), weight-decay 0.01, clip 1.0, seed 1, log-every 10,
-eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15.`
+eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-span 10, ratio 0.15, tagged-prob 0.5,
+fill span (--scheme entity|noun-phrase read the blocks' tags as span mask does: docs/algorithms.md#tagged-masking).`
   static override examples = [
     'span pretrain train.ndjson --preset tiny --max-steps 1000 --eval dev.ndjson --out ckpt',
     'span pretrain blocks.ndjson --preset mini --scheme span --out ckpt --save-every 500',
@@ -79,6 +80,9 @@ eval-every 1000, save-every 1000, keep 1, backend auto, scheme span, p 0.2, max-
     p: numberFlag('geometric span-length parameter (blocks, span scheme)'),
     'max-span': Flags.integer({description: 'longest span in words (blocks, span scheme)', min: 1}),
     ratio: numberFlag('share of each block\'s tokens to mask (blocks)'),
+    'tagged-prob': numberFlag('entity, noun-phrase (blocks): chance that a draw masks a whole tagged span'),
+    'tag-labels': Flags.string({description: 'entity, noun-phrase (blocks): comma-separated tag labels to mask (default: NP for noun-phrase, all others for entity)'}),
+    fill: Flags.string({description: 'entity, noun-phrase (blocks): the other draws, geometric spans (the reference code) or whole words (the paper)', options: [...TAG_FILLS]}),
     dropout: numberFlag('hidden and attention dropout (default: the model config\'s, 0.1)', {min: 0, max: 0.999}),
   }
 

@@ -64,6 +64,7 @@ const COMMANDS: Record<string, Cmd> = {
   'predict glue': {input: 'mrpc.tsv', args: 'predict glue --model ft-glue/checkpoint-1 --data IN --backend wasm -o OUT'},
   'predict squad': {input: SQUAD, args: 'predict squad --model ft-squad/checkpoint-1 --data IN --backend wasm -o OUT', dirOut: true, quiet: true},
   'predict ner': {input: 'ner.txt', args: 'predict ner --model ft-ner/checkpoint-1 --data IN --backend wasm -o OUT'},
+  tag: {input: 'tokens.ndjson', args: 'tag IN --model ft-ner/checkpoint-1 --backend wasm -o OUT'},
   'eval glue': {input: 'glue-pred.tsv', args: 'eval glue --task mrpc --gold mrpc.tsv --pred IN', noOutput: true, zero: ['--gold']},
   'eval squad': {input: 'squad-pred.json', args: `eval squad --data ${SQUAD} --pred IN`, noOutput: true, zero: ['--data']},
   'eval ner': {input: 'ner-pred.txt', args: 'eval ner --gold ner.txt --pred IN', noOutput: true, zero: ['--gold']},
@@ -236,6 +237,7 @@ describe('the bad-input matrix', () => {
       ['tokenize', '--bogus'],
       ['pretrain', '--lr', 'x', '--out', 'o'],
       ['mask', '--ratio', '2'],
+      ['tag', '--model', 'ft-ner', '--batch-size', '0'],
     ]
     const rs = await pool(
       cases.map((a) => () => run(a)),

@@ -2,6 +2,9 @@ import {Flags} from '@oclif/core'
 import {SpanCommand, print} from '../../cli/base.js'
 import {conllScores, conllTable} from '../../core/metrics/conlleval.js'
 import {evaluateNerFiles} from '../../core/tasks/ner/evaluate.js'
+import {parseTagColumn} from '../../core/tasks/ner/tag-column.js'
+import {UsageError} from '../../core/util/errors.js'
+import {tagColumnFlags} from '../../cli/tag-column-flags.js'
 
 export default class EvalNer extends SpanCommand {
   static override summary = 'Score NER predictions exactly as the CoNLL conlleval script (2004-01-26) does'
@@ -11,17 +14,21 @@ type) and its counting of -DOCSTART- lines as tokens. --pred is one of:
   token GOLD PRED lines (what conlleval reads; --gold then optional),
   the gold file's layout with the predicted tag last (what span predict ner writes),
   token PRED lines aligned with the gold file.
-Without --json, conlleval's own table; --json gives percentages as conlleval computes them.`
+--tag-column/--tag-types read the gold tags from another column (a chunker from finetune ner --tag-column chunk
+--tag-types NP: --tag-column chunk --tag-types NP scores NP chunks). Without --json, conlleval's own table; --json gives percentages as conlleval computes them.`
   static override examples = ['span eval ner --gold eng.testa --pred testa.pred', 'span eval ner --pred conlleval-input.txt --json']
   static override flags = {
     gold: Flags.string({description: 'gold CoNLL file (token ... TAG); omit when --pred has GOLD PRED columns'}),
     pred: Flags.string({description: 'predictions (see above)', required: true}),
     json: Flags.boolean({description: 'print {precision, recall, f1, accuracy, per_type} instead of the table', default: false}),
+    ...tagColumnFlags(),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(EvalNer)
-    const counts = evaluateNerFiles(flags.gold ?? null, flags.pred)
+    const column = parseTagColumn(flags['tag-column'], flags['tag-types'])
+    if (!flags.gold && (column.index !== 'last' || column.types)) throw new UsageError('--tag-column and --tag-types read the --gold file: give --gold')
+    const counts = evaluateNerFiles(flags.gold ?? null, flags.pred, column)
     if (!flags.json) return void (await print(conllTable(counts)))
     const s = conllScores(counts)
     const perType = Object.fromEntries(Object.entries(s.per_type).map(([t, v]) => [t, {precision: v.precision, recall: v.recall, f1: v.f1}]))

@@ -10,6 +10,8 @@ import {readNgramDict} from '../../core/text/ngrams.js'
 import {WordPieceTokenizer} from '../../core/text/tokenizer.js'
 import {backendOptions, finetuneFlags, loopSettings, modelSource, openRun, runLoop, runVocab} from '../../cli/finetune-flags.js'
 import {tokenSpanFtFlags} from '../../cli/span-ft-flags.js'
+import {checkTypesPresent, tagColumnFlags} from '../../cli/tag-column-flags.js'
+import {parseTagColumn} from '../../core/tasks/ner/tag-column.js'
 
 const log = (line: string) => process.stderr.write(`span finetune ner: ${line}\n`)
 
@@ -21,6 +23,9 @@ in IOB2, sits on its first sub-token, the other sub-tokens are ignored by the lo
 --max-len are cut into windows that move by --stride sub-tokens; each word is labelled in the window where it
 has the most context. Dev is scored by conlleval (2004-01-26) on the tags in the file's scheme; the best
 checkpoint by F1 goes to --out/best.
+--tag-column picks the column the tags come from: ner (the last, default), chunk (CoNLL-2003's third: a chunker),
+pos, or a column number; --tag-types keeps only those types (the others read as O): --tag-column chunk
+--tag-types NP trains the noun-phrase chunker span tag uses for span mask --scheme noun-phrase.
 --span-ft --dict D adds Span Fine-tuning's token-level variant (Bao et al. §5.4): each sentence is segmented
 with the n-gram dictionary (as the reference's MultiTokenizer.tokenize), [CLS] and [SEP] are one-token spans,
 a Conv1d(H→H, kernel 3, padding 1) → ReLU → dropout runs over each span's first --max-span-tokens sub-tokens
@@ -34,6 +39,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     dev: Flags.string({description: 'dev CoNLL file (eng.testa), scored at each evaluation'}),
     scheme: Flags.string({description: 'tag scheme of the files (default: detected from --train)', options: ['iob1', 'iob2']}),
     stride: Flags.integer({description: 'sub-tokens a window moves over a long sentence', default: 64, min: 1}),
+    ...tagColumnFlags(),
     ...tokenSpanFtFlags(),
   }
 
@@ -42,16 +48,19 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const seg = flags.segmentation as 'dict' | 'random'
     if (seg !== 'dict' && !flags['span-ft']) throw new UsageError('--segmentation is for --span-ft')
     const src = await modelSource(flags, log)
-    const train = readConllFile(flags.train, {labeled: true})
-    const dev = flags.dev ? readConllFile(flags.dev, {labeled: true}) : null
+    const column = parseTagColumn(flags['tag-column'], flags['tag-types'])
+    const train = readConllFile(flags.train, {labeled: true, column})
+    const dev = flags.dev ? readConllFile(flags.dev, {labeled: true, column}) : null
     const scheme = (flags.scheme as TagScheme | undefined) ?? detectScheme(train.sentences.map((s) => s.tags))
     const labels = nerLabels(train.sentences)
+    checkTypesPresent(column, labels, flags.train)
     if (dev) checkTagTypes(dev, labels, flags.train)
     const {vocab, cased} = await runVocab(flags, src.dir)
     const sf = flags['span-ft']
       ? {'span-ft': true, dict: resolve(flags.dict as string), 'max-spans': flags['max-spans'], 'max-span-tokens': flags['max-span-tokens'], segmentation: seg}
       : {}
-    const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, labels, ...sf}
+    const tagged = column.index === 'last' && !column.types ? {} : {'tag-column': flags['tag-column'], 'tag-types': flags['tag-types'] ?? null} // saved when not the default, so runs saved before these flags resume
+    const config: NerFinetuneConfig = {...loopSettings(flags, 'ner', cased), task: 'ner', scheme, stride: flags.stride, ...tagged, labels, ...sf}
     const segs = flags['span-ft'] ? {dict: await readNgramDict(await openSource(flags.dict as string)), r: flags['max-spans']} : null
     log(`config: ${JSON.stringify(config)}`)
     const tokenizer = new WordPieceTokenizer(vocab, {lowercase: !cased})
@@ -64,7 +73,7 @@ random is its --do_random: every window's span lengths shuffled (seeded), dev an
     const head = {num_labels: labels.length, labels, finetuning_task: 'ner', span_ft}
     const model = await nerModel(src.dir, flags.preset, head, vocab.tokens.length, config['max-len'], config.seed, log)
     try {
-      const fixed = ['scheme', 'stride', 'span-ft', 'max-spans', 'max-span-tokens', 'segmentation']
+      const fixed = ['scheme', 'stride', 'tag-column', 'tag-types', 'span-ft', 'max-spans', 'max-span-tokens', 'segmentation']
       await runLoop(nerAdapter({config, model, tokenizer, vocabPath: vocab.info.path, dev}, trainUnits, devUnits), config, src, flags, log, fixed)
     } finally {
       model.dispose()

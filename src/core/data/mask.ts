@@ -13,6 +13,9 @@ export type MaskScheme = 'span' | 'subword' | 'whole-word' | 'entity' | 'noun-ph
 export const MASK_SCHEMES: readonly MaskScheme[] = ['span', 'subword', 'whole-word', 'entity', 'noun-phrase']
 /** The schemes that read tags (docs/algorithms.md#tagged-masking). */
 export const TAGGED_SCHEMES: readonly MaskScheme[] = ['entity', 'noun-phrase']
+/** The tagged schemes' other draws (`--fill`): geometric spans (the reference code) or single whole words (the paper). */
+export const TAG_FILLS = ['span', 'whole-word'] as const
+
 /** The label `span tag` gives noun-phrase chunks: `noun-phrase` takes these tags, `entity` every other. */
 export const NP_LABEL = 'NP'
 

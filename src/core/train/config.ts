@@ -1,7 +1,7 @@
 import {join, resolve} from 'node:path'
 import {BACKEND_CHOICES, PRECISIONS} from '../engine/backend.js'
 import {PRESETS, parseObjectives} from '../model/config.js'
-import {MASK_SCHEMES} from '../data/mask.js'
+import {MASK_SCHEMES, TAG_FILLS} from '../data/mask.js'
 import {SpanError, UsageError} from '../stream/errors.js'
 import {parseJsonText} from '../util/json.js'
 import {readError} from '../util/fs-errors.js'
@@ -52,6 +52,9 @@ export interface TrainConfig extends LossScaleFlags {
   p: number
   'max-span': number
   ratio: number
+  'tagged-prob': number // entity, noun-phrase: the chance a draw masks a whole tagged span (docs/algorithms.md#tagged-masking)
+  'tag-labels': string | null // entity, noun-phrase: comma-separated labels that count; null: NP for noun-phrase, the others for entity
+  fill: string // entity, noun-phrase: the other draws, span (the reference code) or whole-word (the paper)
   dropout: number | null // hidden and attention dropout; null: the model config's (issue 14)
 }
 
@@ -62,7 +65,7 @@ export const DEFAULTS: TrainConfig = {
   objectives: 'mlm,sbo', lr: 1e-4, warmup: null, 'weight-decay': 0.01, clip: 1.0,
   'batch-size': 'auto', accumulate: 1, 'effective-batch': null, 'max-steps': 2_400_000, seed: 1,
   'log-every': 10, 'eval-every': 1000, 'save-every': 1000, keep: 1, tensorboard: null, backend: 'auto', threads: null, device: null, precision: null,
-  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, dropout: null, ...LOSS_SCALE_DEFAULTS,
+  scheme: 'span', p: 0.2, 'max-span': 10, ratio: 0.15, 'tagged-prob': 0.5, 'tag-labels': null, fill: 'span', dropout: null, ...LOSS_SCALE_DEFAULTS,
 }
 
 /** The most examples (or micro-batches) a step may take: a larger setting is refused before any allocation (cli/limits.ts MAX_BATCH). */
@@ -71,7 +74,7 @@ export const MAX_STEP_ROWS = 2 ** 20
 /** Keys that describe the run's data and model, fixed once a run starts (a resume keeps them). */
 export const FIXED_ON_RESUME: (keyof TrainConfig)[] = [
   'preset', 'layers', 'hidden', 'heads', 'intermediate', 'objectives', 'seed', 'batch-size', 'accumulate', 'effective-batch',
-  'scheme', 'p', 'max-span', 'ratio',
+  'scheme', 'p', 'max-span', 'ratio', 'tagged-prob', 'tag-labels', 'fill',
 ]
 
 /** Settings as a source gives them (a file, the flags): any subset, values not yet checked. */
@@ -131,7 +134,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   }
   const bs = c['batch-size']
   if (bs !== 'auto' && !(typeof bs === 'number' && Number.isInteger(bs) && bs >= 1 && bs <= MAX_STEP_ROWS)) throw bad('batch-size', `auto or an integer in [1, ${MAX_STEP_ROWS}]`)
-  const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1]]
+  const nums: [keyof TrainConfig, number, number][] = [['lr', 0, 10], ['weight-decay', 0, 1], ['clip', 0, Infinity], ['p', 1e-9, 1], ['ratio', 0, 1], ['tagged-prob', 0, 1]]
   for (const [k, lo, hi] of nums) {
     const v = c[k]
     if (typeof v !== 'number' || !(v >= lo && v <= hi)) throw bad(k, `a number in [${lo}, ${hi}]`)
@@ -140,7 +143,7 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   if (typeof c.preset !== 'string' || !Object.hasOwn(PRESETS, c.preset)) throw bad('preset', `one of ${Object.keys(PRESETS).join(', ')}`)
   if (!(BACKEND_CHOICES as readonly string[]).includes(c.backend)) throw bad('backend', `one of ${BACKEND_CHOICES.join(', ')}`)
   if (c.precision !== null && !(PRECISIONS as readonly string[]).includes(c.precision)) throw bad('precision', `one of ${PRECISIONS.join(', ')}`)
-  if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
+  checkMaskSettings(c, bad)
   if (typeof c.objectives !== 'string') throw bad('objectives', 'a list such as "mlm,sbo"')
   try {
     c.objectives = parseObjectives(c.objectives).join(',')
@@ -152,6 +155,22 @@ export function checkTrainConfig(c: TrainConfig, origin: Record<string, string> 
   for (const k of ['input', 'out'] as const) if (typeof c[k] !== 'string') throw bad(k, 'a path')
   for (const k of ['eval', 'vocab', 'init', 'tensorboard'] as const) if (c[k] !== null && typeof c[k] !== 'string') throw bad(k, 'a path')
   return c
+}
+
+/** The masking scheme of blocks and the tagged schemes' settings besides --tagged-prob (span mask's flags of the same names). */
+function checkMaskSettings(c: TrainConfig, bad: (k: string, want: string) => Error): void {
+  if (!(MASK_SCHEMES as readonly string[]).includes(c.scheme)) throw bad('scheme', `one of ${MASK_SCHEMES.join(', ')}`)
+  if (!(TAG_FILLS as readonly string[]).includes(c.fill)) throw bad('fill', `one of ${TAG_FILLS.join(', ')}`)
+  const labels = c['tag-labels']
+  if (labels !== null && !(typeof labels === 'string' && tagLabelList(labels).length > 0)) throw bad('tag-labels', 'a comma-separated list of tag labels')
+}
+
+/** --tag-labels "PER, ORG" as labels (blanks dropped), as span mask reads it. */
+export function tagLabelList(s: string): string[] {
+  return s
+    .split(',')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
 }
 
 /** The model's hidden size must split evenly over its heads; checked before any data is read. */

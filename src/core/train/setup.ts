@@ -1,5 +1,5 @@
 import {join} from 'node:path'
-import {Masker, type MaskScheme, type MaskVocab, maskVocab} from '../data/mask.js'
+import {Masker, type MaskOptions, type MaskScheme, type MaskVocab, TAGGED_SCHEMES, maskVocab} from '../data/mask.js'
 import {resolveVocab} from '../data/mask-stream.js'
 import {Unigram} from '../data/unigram.js'
 import {type BertConfig, type PresetName, parseObjectives, presetConfig} from '../model/config.js'
@@ -8,7 +8,7 @@ import {SpanError} from '../stream/errors.js'
 import {type Header, checkKind, parseHeader} from '../stream/header.js'
 import type {Rec} from '../stream/ndjson.js'
 import {type Vocab, loadVocab} from '../text/vocab.js'
-import type {TrainConfig} from './config.js'
+import {type TrainConfig, tagLabelList} from './config.js'
 import {type DataKind, type DataRules, checkRecord, guessKind} from './examples.js'
 import {RecordIndex} from './index-file.js'
 import {shownPath} from '../util/dirs.js'
@@ -90,8 +90,12 @@ function dataRules(c: TrainConfig, kind: DataKind, model: BertConfig, vocab: Voc
   return {kind, vocabSize: model.vocab_size, maxLen, special: vocab.special, needNext: model.objectives.includes('nsp')}
 }
 
-export function maskOptions(c: TrainConfig): {scheme: MaskScheme; ratio: number; p: number; maxSpan: number} {
-  return {scheme: c.scheme as MaskScheme, ratio: c.ratio, p: c.p, maxSpan: c['max-span']}
+/** The Masker's options from the run's settings: span mask's, flag for flag (the tagged ones for entity and noun-phrase). */
+export function maskOptions(c: TrainConfig): MaskOptions {
+  const base = {scheme: c.scheme as MaskScheme, ratio: c.ratio, p: c.p, maxSpan: c['max-span']}
+  if (!TAGGED_SCHEMES.includes(base.scheme)) return base
+  const tagLabels = c['tag-labels'] === null ? undefined : tagLabelList(c['tag-labels'])
+  return {...base, taggedProb: c['tagged-prob'], tagLabels, fill: c.fill as MaskOptions['fill']}
 }
 
 interface Ready {

@@ -10,7 +10,8 @@
 import {errorAt, errorIn} from '../../util/errors.js'
 import {ConllFormatError, conllCount, splitConllLine, type ConllCounts} from '../../metrics/conlleval.js'
 import {readTaskText} from '../common/records.js'
-import {parseConll, type ConllFile, type ConllLine} from './read.js'
+import {parseConll, goldRows, type ConllFile, type ConllLine} from './read.js'
+import {LAST_COLUMN, type TagColumn} from './tag-column.js'
 
 /** Rows for conlleval from gold and prediction files. */
 export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
@@ -21,17 +22,20 @@ export function conllRows(gold: ConllFile, pred: ConllFile): string[][] {
   const gt = gold.lines.filter(keep)
   if (pl.length !== gt.length)
     throw errorIn(pred.source, `${pl.length} token lines for ${gt.length} in ${gold.source} (predictions must follow the gold file line by line)`)
+  const goldOf = new Map(goldRows(gold, () => undefined).map((r, i) => [gold.lines[i], r[1]]))
   const predOf = new Map<ConllLine, string>()
-  gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred)))
-  return gold.lines.map((g) => (g.kind === 'blank' ? [] : [...g.fields, predOf.get(g) ?? 'O']))
+  gt.forEach((g, i) => predOf.set(g, predictedTag(g, pl[i], gold, pred, goldOf.get(g) ?? 'O')))
+  const at = new Map(gold.lines.map((g, i) => [i, predOf.get(g)]))
+  return goldRows(gold, (i) => at.get(i))
 }
 
-function predictedTag(g: ConllLine, p: ConllLine, gold: ConllFile, pred: ConllFile): string {
+/** `goldTag`: the gold file's tag (its tag column); a prediction in the gold file's layout repeats that file's last column. */
+function predictedTag(g: ConllLine, p: ConllLine, gold: ConllFile, pred: ConllFile, goldTag: string): string {
   if (p.fields[0] !== g.fields[0])
     throw errorAt(pred.source, p.line, `token ${JSON.stringify(p.fields[0])} where ${gold.source}:${g.line} has ${JSON.stringify(g.fields[0])}`)
   const tag = p.fields[p.fields.length - 1]
   if (p.fields.length < 2) throw errorAt(pred.source, p.line, 'no predicted tag (expected token PRED, token GOLD PRED or the gold layout with PRED last)')
-  const goldTag = g.fields[g.fields.length - 1]
+  if (p.fields.length === g.fields.length + 1) goldTag = g.fields[g.fields.length - 1] // what span predict ner writes: the gold line, PRED appended
   const theirs = p.fields[p.fields.length - 2]
   if (p.kind === 'token' && p.fields.length >= 3 && theirs !== goldTag) {
     throw errorAt(pred.source, p.line, `gold column ${JSON.stringify(theirs)} differs from ${gold.source}:${g.line} (${JSON.stringify(goldTag)})`)
@@ -40,10 +44,10 @@ function predictedTag(g: ConllLine, p: ConllLine, gold: ConllFile, pred: ConllFi
 }
 
 /** Counts of a gold/prediction pair, or of a conlleval file alone (gold = null). */
-export function evaluateNerFiles(goldPath: string | null, predPath: string): ConllCounts {
+export function evaluateNerFiles(goldPath: string | null, predPath: string, column: TagColumn = LAST_COLUMN): ConllCounts {
   try {
     if (goldPath === null) return conllCount(conllLines(readTaskText(predPath)))
-    const gold = parseConll(readTaskText(goldPath), goldPath, {labeled: true})
+    const gold = parseConll(readTaskText(goldPath), goldPath, {labeled: true, column})
     const pred = parseConll(readTaskText(predPath), predPath, {labeled: false})
     return conllCount(conllRows(gold, pred))
   } catch (err) {

@@ -7,6 +7,7 @@
  */
 import {errorAt, errorIn} from '../../util/errors.js'
 import {readTaskText} from '../common/records.js'
+import {LAST_COLUMN, type TagColumn, describeColumn, keptTag, tagIndex} from './tag-column.js'
 
 export type TagScheme = 'iob1' | 'iob2'
 
@@ -38,7 +39,8 @@ export interface ConllFile {
 const TAG = /^(O|[BI]-\S+)$/
 
 /** Splits a file into lines and sentences; every token line must have the first one's width. */
-export function parseConll(text: string, source: string, opts: {labeled: boolean}): ConllFile {
+export function parseConll(text: string, source: string, opts: ConllReadOptions): ConllFile {
+  const column = opts.column ?? LAST_COLUMN
   const raw = text.split('\n')
   if (raw[raw.length - 1] === '') raw.pop()
   const lines: ConllLine[] = []
@@ -46,7 +48,7 @@ export function parseConll(text: string, source: string, opts: {labeled: boolean
   let width = -1
   let cur: number[] = []
   const close = () => {
-    if (cur.length > 0) sentences.push(sentenceOf(lines, cur, opts.labeled))
+    if (cur.length > 0) sentences.push(sentenceOf(lines, cur, opts.labeled ? column : null))
     cur = []
   }
   raw.forEach((r, i) => {
@@ -57,9 +59,7 @@ export function parseConll(text: string, source: string, opts: {labeled: boolean
     if (kind !== 'token') return close()
     if (width < 0) width = fields.length
     if (fields.length !== width) throw errorAt(source, i + 1, `expected ${width} columns as on the first token line, got ${fields.length}`)
-    if (opts.labeled && fields.length < 2) throw errorAt(source, i + 1, 'expected a tag in the last column (token ... TAG)')
-    if (opts.labeled && !TAG.test(fields[fields.length - 1]))
-      throw errorAt(source, i + 1, `not an IOB tag: ${JSON.stringify(fields[fields.length - 1])} (expected O, B-TYPE or I-TYPE)`)
+    if (opts.labeled) checkTag(fields, column, source, i + 1)
     cur.push(lines.length - 1)
   })
   close()
@@ -67,14 +67,46 @@ export function parseConll(text: string, source: string, opts: {labeled: boolean
   return {source, lines, sentences, width, labeled: opts.labeled}
 }
 
-function sentenceOf(lines: ConllLine[], idx: number[], labeled: boolean): ConllSentence {
+/** A labelled token line has an IOB tag in the tag column (--tag-column; the last by default). */
+function checkTag(fields: string[], column: TagColumn, source: string, line: number): void {
+  const at = tagIndex(column, fields.length)
+  if (at < 0)
+    throw errorAt(
+      source,
+      line,
+      column.index === 'last'
+        ? 'expected a tag in the last column (token ... TAG)'
+        : `no ${describeColumn(column)} (--tag-column): the line has ${fields.length} columns`,
+    )
+  const where = column.index === 'last' ? '' : ` in ${describeColumn(column)}`
+  if (!TAG.test(fields[at])) throw errorAt(source, line, `not an IOB tag${where}: ${JSON.stringify(fields[at])} (expected O, B-TYPE or I-TYPE)`)
+}
+
+function sentenceOf(lines: ConllLine[], idx: number[], column: TagColumn | null): ConllSentence {
   const words = idx.map((i) => lines[i].fields[0])
-  const tags = labeled ? idx.map((i) => lines[i].fields[lines[i].fields.length - 1]) : null
+  const tags = column ? idx.map((i) => keptTag(column, lines[i].fields[tagIndex(column, lines[i].fields.length)])) : null
   return {lines: idx, words, tags}
 }
 
+/**
+ * conlleval's rows of a labelled file, `token GOLD PRED` per line: GOLD the tag read from the tag
+ * column (a -DOCSTART- line: O, as conlleval counts it), PRED from `pred` (line index → tag; O when
+ * absent); blank lines stay empty.
+ */
+export function goldRows(file: ConllFile, pred: (line: number) => string | undefined): string[][] {
+  const gold = new Map<number, string>()
+  for (const s of file.sentences) s.lines.forEach((li, w) => gold.set(li, s.tags?.[w] ?? 'O'))
+  return file.lines.map((l, i) => (l.kind === 'blank' ? [] : [l.fields[0], gold.get(i) ?? 'O', pred(i) ?? 'O']))
+}
+
+/** `labeled`: token lines carry tags, read from `column` (default: the last, every type). */
+export interface ConllReadOptions {
+  labeled: boolean
+  column?: TagColumn
+}
+
 /** Reads a CoNLL file from disk (see parseConll). */
-export function readConllFile(path: string, opts: {labeled: boolean}): ConllFile {
+export function readConllFile(path: string, opts: ConllReadOptions): ConllFile {
   return parseConll(readTaskText(path), path, opts)
 }
 

@@ -23,7 +23,7 @@ import {Rng} from '../../util/rng.js'
 import type {SpanFtConfig} from '../../model/span-ft.js'
 import {type NgramDict, WordSplitter} from '../../text/ngrams.js'
 import {type NerFeature, nerFeatures} from './features.js'
-import {type ConllFile, type TagScheme, inScheme, toIob2} from './read.js'
+import {type ConllFile, type TagScheme, goldRows, inScheme, toIob2} from './read.js'
 import {maxOf} from '../../util/arrays.js'
 
 export interface NerFinetuneConfig extends FinetuneSettings {
@@ -31,6 +31,9 @@ export interface NerFinetuneConfig extends FinetuneSettings {
   /** the training file's scheme (predictions are written in it) */
   scheme: TagScheme
   stride: number
+  /** where the tags came from: --tag-column (ner, chunk, pos, last or a number) and --tag-types (null: every type); tag-column.ts */
+  'tag-column'?: string
+  'tag-types'?: string | null
   /** IOB2 labels in class order */
   labels: string[]
   /** Span Fine-tuning's token-level variant (Bao et al. §5.4): the dictionary, r and l */
@@ -159,11 +162,11 @@ export async function predictWordTags(
   return iob2
 }
 
-/** conlleval's rows of a gold file (token ... GOLD) with predicted tags appended (O on -DOCSTART-). */
+/** conlleval's rows (token GOLD PRED) of a gold file, GOLD from its tag column, with predicted tags (O on -DOCSTART-). */
 export function rowsWithPredictions(file: ConllFile, tags: string[][]): string[][] {
   const pred = new Map<number, string>()
   file.sentences.forEach((s, k) => s.lines.forEach((li, w) => pred.set(li, tags[k][w])))
-  return file.lines.map((l, i) => (l.kind === 'blank' ? [] : [...l.fields, pred.get(i) ?? 'O']))
+  return goldRows(file, (i) => pred.get(i))
 }
 
 export interface NerRun {
