@@ -4,6 +4,7 @@
 // %M and %U+%S), and wall seconds; the vectors of both compared (max |Δ| over max |·|).
 //   npm run build && node bench/encode-vs-transformers.mjs [--preset base] [--blocks 256] [--len 128]
 //     [--batch-size 32] [--pool mean] [--rounds 1] [--threads 2] [--backend native] [--span-only]
+//     [--precision fp32|bf16]   bf16: span's --compute-precision bf16 against BertModel under torch.autocast bf16
 // The checkpoint: a freshly initialised model of the preset (random weights: memory and time do not
 // depend on them) with the BERT uncased vocabulary, saved by span and rewritten by `span export
 // --format safetensors` (what transformers reads). The blocks: WikiText-2 valid through `span tokenize
@@ -30,6 +31,7 @@ const {values: o} = parseArgs({
     rounds: {type: 'string', default: '1'},
     threads: {type: 'string', default: '2'},
     backend: {type: 'string', default: 'native'},
+    precision: {type: 'string', default: 'fp32'},
     'span-only': {type: 'boolean', default: false},
     vocab: {type: 'string', default: join(data, 'vocab', 'bert-base-uncased.txt')},
     text: {type: 'string', default: join(data, 'wikitext', 'wikitext-2.valid.txt')},
@@ -105,6 +107,8 @@ try {
         o.backend,
         '--threads',
         o.threads,
+        '--compute-precision',
+        o.precision,
         '-o',
         join(tmp, 'span.ndjson'),
       ],
@@ -128,12 +132,25 @@ try {
     }
     const h = timed(
       py,
-      [join(root, 'bench', 'encode_hf.py'), ckpt, blocks, join(tmp, 'hf.ndjson'), '--batch-size', o['batch-size'], '--pool', o.pool, '--threads', o.threads],
+      [
+        join(root, 'bench', 'encode_hf.py'),
+        ckpt,
+        blocks,
+        join(tmp, 'hf.ndjson'),
+        '--batch-size',
+        o['batch-size'],
+        '--pool',
+        o.pool,
+        '--threads',
+        o.threads,
+        ...(o.precision === 'bf16' ? ['--bf16'] : []),
+      ],
       join(tmp, 'hf.time'),
     )
     const hf = JSON.parse(h.stdout.trim().split('\n').at(-1))
     const row = {
       bench: 'encode_vs_transformers',
+      precision: o.precision,
       round,
       preset: o.preset,
       blocks: Number(o.blocks),
