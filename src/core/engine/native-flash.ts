@@ -60,6 +60,9 @@ export function setNativeFlashAttention(on: boolean): boolean {
   return was
 }
 
+/** Whether native SpanAttention runs flash.cc (no [B, A, T, T] probabilities kept): the memory plan asks. */
+export const nativeFlashAttention = (): boolean => enabled
+
 /** The addon with the flash kernels when they are switched on and built (an addon older than flash.cc has none). */
 export function flashAddon(addon: NativeAddon): FlashAddon | null {
   const a = addon as Partial<FlashAddon>

@@ -16,7 +16,8 @@
  * gradient comes from a gather and the tied decoders, made and summed in more copies); B rows of T tokens (the longest example of the
  * data, at most --max-len: batches are padded to their longest row); L layers of hidden size H,
  * feed-forward size I and A heads (the tensors the gradient tape keeps per token and layer, and
- * the attention probabilities and their dropout mask per head); n_mlm = ceil(ratio·(T−2)) MLM
+ * the attention probabilities and their dropout mask per head, none with native's flash attention,
+ * which keeps a row's log-sum-exp instead); n_mlm = ceil(ratio·(T−2)) MLM
  * targets a row, n_sbo as many SBO targets (an upper bound: spans touching [CLS]/[SEP] have
  * none), each with a row of V decoder logits.
  * The factors are calibrated on peak RSS measured for `span pretrain` of tiny, mini and base at
@@ -72,6 +73,7 @@ export interface PlanShape {
   examples: number // examples in the data (the index)
   allReduceOnDevice?: boolean // NCCL data parallel on cuda (world > 1): the gradient buckets on the device
   pool?: number | 'share' // the native backend's buffer pool: bytes (SPAN_NATIVE_POOL_MB), or POOL_SHARE of the transients; absent: none
+  attentionProbs?: boolean // false: a flash kernel keeps each row's log-sum-exp, no [A, T, T] probabilities (native flash.cc); absent: kept
 }
 
 /** The parts of a run's peak memory, in bytes (parameters: a count). */
@@ -103,7 +105,8 @@ export function planMemory(s: PlanShape): MemoryPlan {
   const perRow = Math.ceil(s.ratio * Math.max(0, T - 2)) // n_mlm (and at most as many n_sbo) a row
   const weights = 4 * P
   const optimiser = 4 * P * (PARAM_COPIES - 1) + 4 * EMBED_COPIES * m.vocab_size * m.hidden_size
-  const activations = 4 * s.batch * (T * L * (ACT_H * m.hidden_size + ACT_I * m.intermediate_size) + ATT * m.num_attention_heads * T * T * L)
+  const probs = s.attentionProbs === false ? 0 : ATT * m.num_attention_heads * T * T * L // [A, T, T] a row and layer
+  const activations = 4 * s.batch * (T * L * (ACT_H * m.hidden_size + ACT_I * m.intermediate_size) + probs)
   const logits = decoderBytes(m, s.batch * perRow, m.objectives.includes('sbo') ? 2 : 1)
   const runtime = RUNTIME_BYTES + INDEX_BYTES * s.examples
   const collective = s.allReduceOnDevice ? 4 * NCCL_GRAD_COPIES * P : 0

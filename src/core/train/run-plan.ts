@@ -5,6 +5,7 @@
  * (exit 1) before anything is written.
  */
 import {probeCuda} from '../engine/cuda/addon.js'
+import {nativeFlashAttention} from '../engine/native-flash.js'
 import {resetPool} from '../engine/native-pool.js'
 import type {BackendInfo} from '../engine/backend.js'
 import {type BertConfig, PRESETS, type PresetName, presetConfig} from '../model/config.js'
@@ -54,7 +55,8 @@ export function effectiveRows(c: TrainConfig, world: number): {global: number; p
 export function planRun(c: TrainConfig, shape: Omit<PlanShape, 'batch'>, backend: BackendInfo, world: number): {plan: MemoryPlan; notes: string[]} {
   const notes: string[] = []
   const nccl = backend.name === 'cuda' && world > 1 // data parallel on cuda: NCCL's gradient buckets on each device
-  const plan = resolvePlan(c, {...shape, allReduceOnDevice: nccl, pool: poolOf(backend)}, backend, world, (line) => notes.push(line))
+  const flash = backend.name === 'native' && nativeFlashAttention() // no [A, T, T] probabilities kept
+  const plan = resolvePlan(c, {...shape, allReduceOnDevice: nccl, pool: poolOf(backend), attentionProbs: !flash}, backend, world, (line) => notes.push(line))
   if (backend.name === 'native') resetPool(plan.pool / 2 ** 20) // the pool held to what the plan counted for it
   return {plan, notes}
 }
