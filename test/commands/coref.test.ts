@@ -114,7 +114,12 @@ describe('span finetune coref → predict coref', () => {
       '3',
     ]
     expect(runSpan(args(join(dir, 'whole'))).code).toBe(0)
-    expect(runSpan([...args(join(dir, 'part')), '--stop-at', '2']).code).toBe(0)
+    const first = runSpan([...args(join(dir, 'part')), '--stop-at', '2'])
+    expect(first.code, first.stderr).toBe(0)
+    // step 2 ends the epoch: its evaluation wrote checkpoint-2, which --stop-at neither writes nor announces again
+    expect(first.stdout.split('\n').filter((l) => l.includes('"checkpoint"'))).toEqual([
+      JSON.stringify({step: 2, checkpoint: join(dir, 'part', 'checkpoint-2')}),
+    ])
     const r = runSpan([...args(join(dir, 'part')), '--resume', join(dir, 'part')])
     expect(r.code, r.stderr).toBe(0)
     for (const f of ['model.safetensors', 'optimizer.safetensors'])

@@ -325,8 +325,9 @@ async function saveCheckpoint<U, B>(l: Loop<U, B>, scores: DevScores | null): Pr
   await rotateCheckpoints(l.c.out, l.c.keep ?? 1, l.s.step)
 }
 
+/** --stop-at: one checkpoint of this step (unless its evaluation just wrote it, as a signal's stop does), rank 0 writing. */
 async function stopHere<U, B>(l: Loop<U, B>): Promise<FinetuneOutcome> {
-  if (l.dp.writes) await saveCheckpoint(l, null)
+  if (l.dp.writes && l.saved !== l.s.step) await saveCheckpoint(l, null)
   l.io.log(`stopped at step ${l.s.step} (--stop-at); continue with --resume ${l.c.out}`)
   return {best: l.s.best, step: l.s.step, stopped: 'stop-at'}
 }
