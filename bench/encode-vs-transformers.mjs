@@ -40,6 +40,18 @@ const {values: o} = parseArgs({
 const span = (args, opts = {}) =>
   spawnSync(process.execPath, [join(root, 'bin', 'run.js'), ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 30, ...opts})
 
+/** What every line says of the run: precision, round and the workload. */
+const shape = (round) => ({
+  precision: o.precision,
+  round,
+  preset: o.preset,
+  blocks: Number(o.blocks),
+  len: Number(o.len),
+  batch_size: Number(o['batch-size']),
+  pool: o.pool,
+})
+const loadNow = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+
 /** A command under /usr/bin/time: wall, CPU seconds and peak RSS (MiB), and its stdout. */
 function timed(cmd, args, statsFile) {
   const t0 = performance.now()
@@ -116,17 +128,7 @@ try {
     )
     if (o['span-only']) {
       console.log(
-        JSON.stringify({
-          bench: 'encode_span',
-          round,
-          preset: o.preset,
-          blocks: Number(o.blocks),
-          len: Number(o.len),
-          batch_size: Number(o['batch-size']),
-          pool: o.pool,
-          span: {wall_s: s.wall_s, cpu_s: s.cpu_s, peak_rss_mib: s.peak_rss_mib},
-          load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
-        }),
+        JSON.stringify({bench: 'encode_span', ...shape(round), span: {wall_s: s.wall_s, cpu_s: s.cpu_s, peak_rss_mib: s.peak_rss_mib}, load: loadNow()}),
       )
       continue
     }
@@ -150,19 +152,13 @@ try {
     const hf = JSON.parse(h.stdout.trim().split('\n').at(-1))
     const row = {
       bench: 'encode_vs_transformers',
-      precision: o.precision,
-      round,
-      preset: o.preset,
-      blocks: Number(o.blocks),
-      len: Number(o.len),
-      batch_size: Number(o['batch-size']),
-      pool: o.pool,
+      ...shape(round),
       span: {wall_s: s.wall_s, cpu_s: s.cpu_s, peak_rss_mib: s.peak_rss_mib},
       transformers: {wall_s: h.wall_s, cpu_s: h.cpu_s, peak_rss_mib: h.peak_rss_mib, ...hf},
       rss_ratio: +(s.peak_rss_mib / h.peak_rss_mib).toFixed(2),
       cpu_ratio: +(s.cpu_s / h.cpu_s).toFixed(2),
       vectors_rel_diff: compare(join(tmp, 'span.ndjson'), join(tmp, 'hf.ndjson')),
-      load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+      load: loadNow(),
     }
     rows.push(row)
     console.log(JSON.stringify(row))
