@@ -25,7 +25,7 @@ napi_value paths(napi_env env) {
   napi_value arr;
   napi_create_array(env, &arr);
   uint32_t n = 0;
-  for (span::GemmPath p : {span::GemmPath::onednn, span::GemmPath::blas, span::GemmPath::builtin}) {
+  for (span::GemmPath p : {span::GemmPath::avx512, span::GemmPath::onednn, span::GemmPath::blas, span::GemmPath::builtin}) {
     span::GemmPath was = span::gemm_path();
     if (!span::set_gemm_path(p)) continue;
     span::set_gemm_path(was);
@@ -117,10 +117,11 @@ napi_value SetGemmPath(napi_env env, napi_callback_info info) {
   if (napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr) != napi_ok || argc < 1) return span_napi::fail(env, "span_native.setGemmPath: a path name");
   std::string name = span_napi::stringOf(env, argv[0]);
   bool ok = false;
-  if (name == "onednn") ok = span::set_gemm_path(span::GemmPath::onednn);
+  if (name == "avx512") ok = span::set_gemm_path(span::GemmPath::avx512);
+  else if (name == "onednn") ok = span::set_gemm_path(span::GemmPath::onednn);
   else if (name == "blas") ok = span::set_gemm_path(span::GemmPath::blas);
   else if (name == "builtin") ok = span::set_gemm_path(span::GemmPath::builtin);
-  else return span_napi::fail(env, "span_native.setGemmPath: onednn, blas or builtin, not " + name);
+  else return span_napi::fail(env, "span_native.setGemmPath: avx512, onednn, blas or builtin, not " + name);
   napi_value r;
   napi_get_boolean(env, ok, &r);
   return r;

@@ -42,17 +42,6 @@ const Cpu& cpu() {
   return c;
 }
 
-/** 16 lanes rounded as bf16_bits, in the low 16 bits of each 32-bit lane. */
-__attribute__((target("avx512f,avx512bw"))) inline __m256i round16(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
-  const __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
-  r = _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0x7fff));
-  return _mm512_cvtepi32_epi16(r);
-}
-
 __attribute__((target("avx512f,avx512bw"))) void to_bf16_avx512f(const float* x, uint16_t* out, size_t n) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), round16(_mm512_loadu_ps(x + i)));
@@ -102,6 +91,22 @@ const char* to_bf16_isa() {
   if (cpu().avx512) return "avx512f";
 #endif
   return "scalar";
+}
+
+bool cpu_has_avx512() {
+#ifdef SPAN_X86
+  return cpu().avx512;
+#else
+  return false;
+#endif
+}
+
+bool cpu_has_avx512_bf16() {
+#ifdef SPAN_X86
+  return cpu().avx512_bf16;
+#else
+  return false;
+#endif
 }
 
 const char* bf16_capability() {

@@ -2,6 +2,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 namespace span {
 
@@ -19,5 +22,22 @@ const char* to_bf16_isa();
 
 /** The CPU's bf16 dot products: "amx" (AMX-BF16 tiles), "avx512_bf16" (vdpbf16ps) or "none". */
 const char* bf16_capability();
+
+/** Whether the CPU and the OS run AVX-512 F, BW, VL and DQ; and with it avx512_bf16 (vdpbf16ps). */
+bool cpu_has_avx512();
+bool cpu_has_avx512_bf16();
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/** 16 lanes rounded as round_bf16, the bits in 16-bit lanes (for kernels that convert while they pack). */
+__attribute__((target("avx512f,avx512bw"))) inline __m256i round16(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+  const __m512i mag = _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7f800000));
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_set1_epi32(0x7fff));
+  return _mm512_cvtepi32_epi16(r);
+}
+#endif
 
 }  // namespace span

@@ -10,12 +10,14 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <vector>
 
 #include "bf16.h"
 #include "gemm_dnnl.h"
+#include "gemm_span.h"
 #include "pool.h"
 
 #if defined(SPAN_BLAS_ACCELERATE)
@@ -139,8 +141,13 @@ void builtin_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   }
 }
 
-/** The default path: oneDNN when linked and started, else the BLAS, else the builtin kernel. */
+/**
+ * The default path: span's own AVX-512 kernel where the CPU has AVX-512 (bench/gemm.mjs measured it
+ * ahead of oneDNN 2.6.3 in fp32 and bf16 on the products of a training step), else oneDNN when linked
+ * and started, else the BLAS, else the builtin kernel.
+ */
 GemmPath default_path() {
+  if (span_gemm_fp32_ready()) return GemmPath::avx512;
   if (dnnl_ready()) return GemmPath::onednn;
 #ifdef SPAN_HAVE_CBLAS
   return GemmPath::blas;
@@ -225,6 +232,28 @@ bool dnnl_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   return dnnl_matmul(p);
 }
 
+/** Whether span's own kernel runs the products at this precision (bf16 needs the CPU's bf16 dot products). */
+bool own_ready() { return g_precision == Precision::bf16 ? span_gemm_bf16_ready() : span_gemm_fp32_ready(); }
+bool own_bf16() { return g_precision == Precision::bf16; }
+/**
+ * Whether span's kernel takes a product of depth K: not the attention's per-head products (K = the head
+ * size, 64), where packing both operands costs more than the product and oneDNN's kernel (which reads
+ * them in place) measured 1.3-1.5× faster (bench/gemm.mjs, attn rows); those go to oneDNN when linked.
+ */
+bool own_takes(size_t K) {
+  static const bool all = [] {  // SPAN_GEMM_SMALL_K=avx512: span's kernel takes those too (its tests, bench/gemm.mjs)
+    const char* v = std::getenv("SPAN_GEMM_SMALL_K");
+    return v && std::strcmp(v, "avx512") == 0;
+  }();
+  return own_ready() && (K > 64 || all || !dnnl_ready());
+}
+
+/** Rows [m0, m1) × columns [n0, n1) of g as span's kernel takes a product. */
+SpanProduct own_product(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
+  return SpanProduct{g.transA, g.transB, m1 - m0, n1 - n0, g.K, g.transA ? g.a + m0 : g.a + m0 * g.lda, g.lda,
+                     g.transB ? g.b + n0 * g.ldb : g.b + n0, g.ldb, g.c + m0 * g.ldc + n0, g.ldc, g.beta};
+}
+
 void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   if (m1 <= m0 || n1 <= n0) return;
   if (g.K == 0) {
@@ -232,7 +261,8 @@ void gemm_one(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
     for (size_t i = m0; i < m1; i++) std::memset(g.c + i * g.ldc + n0, 0, (n1 - n0) * sizeof(float));
     return;
   }
-  if (path() == GemmPath::onednn) {
+  if (path() == GemmPath::avx512 && own_takes(g.K)) return span_gemm(own_product(g, m0, m1, n0, n1), own_bf16(), false);
+  if (path() == GemmPath::onednn || path() == GemmPath::avx512) {  // avx512 without bf16 dot products: oneDNN's
     if (dnnl_block(g, m0, m1, n0, n1)) return;
     g_fallbacks++;
   }
@@ -309,6 +339,18 @@ void dnnl_batch(const float* a, const float* b, float* c, size_t batchA, size_t 
     parallel_for(rows ? M : N, rows ? 16 : 64, [&](size_t s0, size_t s1) { d.stripe(i, rows, s0, s1); });
 }
 
+/** batch_matmul on span's kernel: whole entries per thread when there are enough, else each entry split over the pool. */
+void own_batch(size_t batch, size_t M, size_t N, size_t K, const std::function<Gemm(size_t)>& entry) {
+  size_t flops = 2 * M * N * K, threads = get_threads();
+  if (batch >= threads * 2 || batch * flops < (1u << 18)) {
+    parallel_for(batch, std::max<size_t>(1, (1u << 18) / flops), [&](size_t b0, size_t b1) {
+      for (size_t i = b0; i < b1; i++) span_gemm(own_product(entry(i), 0, M, 0, N), own_bf16(), false);
+    });
+    return;
+  }
+  for (size_t i = 0; i < batch; i++) span_gemm(own_product(entry(i), 0, M, 0, N), own_bf16(), true);
+}
+
 }  // namespace
 
 void set_gemm_precision(Precision p) { g_precision = p; }
@@ -316,6 +358,7 @@ Precision gemm_precision() { return g_precision; }
 
 bool set_gemm_path(GemmPath p) {
   if (p == GemmPath::onednn && !dnnl_ready()) return false;
+  if (p == GemmPath::avx512 && !span_gemm_fp32_ready()) return false;
 #ifndef SPAN_HAVE_CBLAS
   if (p == GemmPath::blas) return false;
 #endif
@@ -329,6 +372,7 @@ size_t gemm_fallbacks() { return g_fallbacks; }
 
 const char* gemm_path_name(GemmPath p) {
   switch (p) {
+    case GemmPath::avx512: return "avx512";
     case GemmPath::onednn: return "onednn";
     case GemmPath::blas: return "blas";
     default: return "builtin";
@@ -338,6 +382,9 @@ const char* gemm_path_name(GemmPath p) {
 const char* gemm_description() {
   static char s[96];
   switch (path()) {
+    case GemmPath::avx512:
+      snprintf(s, sizeof s, "span avx512 (%s)", span_gemm_bf16_ready() ? "avx512f, avx512_bf16" : "avx512f");
+      break;
     case GemmPath::onednn: snprintf(s, sizeof s, "onednn %s (%s)", dnnl_version_name(), dnnl_isa_name()); break;
     case GemmPath::blas: snprintf(s, sizeof s, "%s", blas_name()); break;
     default: snprintf(s, sizeof s, "builtin"); break;
@@ -347,6 +394,7 @@ const char* gemm_description() {
 
 const char* gemm_isa() {
   switch (path()) {
+    case GemmPath::avx512: return span_gemm_bf16_ready() ? "avx512_bf16" : "avx512f";
     case GemmPath::onednn: return dnnl_isa_name();
 #if defined(SPAN_BLAS_OPENBLAS)
     case GemmPath::blas: return openblas_get_corename();  // its kernel set: Haswell (AVX2), SkylakeX (AVX-512), ...
@@ -382,7 +430,9 @@ void batch_matmul(const float* a, const float* b, float* c, size_t batchA, size_
     return dense_gemm(a + (batchA == 1 ? 0 : i) * M * K, b + (batchB == 1 ? 0 : i) * K * N, c + i * M * N, M, N, K,
                       transA, transB, beta);
   };
-  if (K > 0 && path() == GemmPath::onednn) return dnnl_batch(a, b, c, batchA, batchB, M, N, K, transA, transB, beta, entry);
+  if (K > 0 && path() == GemmPath::avx512 && own_takes(K)) return own_batch(batch, M, N, K, entry);
+  if (K > 0 && (path() == GemmPath::onednn || path() == GemmPath::avx512) && dnnl_ready())
+    return dnnl_batch(a, b, c, batchA, batchB, M, N, K, transA, transB, beta, entry);
   size_t flops = 2 * M * N * std::max<size_t>(K, 1);
   size_t threads = get_threads();
   if (batch >= threads * 2 || batch * flops < (1u << 18)) {

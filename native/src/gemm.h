@@ -17,11 +17,12 @@ Precision gemm_precision();
 float round_bf16(float x);
 
 /**
- * Where the products run: oneDNN's matmul primitives (when linked), the BLAS' sgemm (when linked),
- * or the builtin kernel. The default is the first available, in that order (bench/gemm.mjs
- * measured oneDNN ahead of OpenBLAS in fp32 and bf16 on an AVX-512 machine); setGemmPath changes it.
+ * Where the products run: span's own AVX-512 kernel (gemm_span.cc; where the CPU has AVX-512F, and for
+ * bf16 avx512_bf16, else oneDNN's bf16), oneDNN's matmul primitives (when linked), the BLAS' sgemm
+ * (when linked), or the builtin kernel. The default is the first available, in that order (bench/gemm.mjs
+ * measured each ahead of the next in fp32 and bf16 on an AVX-512 machine); setGemmPath changes it.
  */
-enum class GemmPath { builtin = 0, blas = 1, onednn = 2 };
+enum class GemmPath { builtin = 0, blas = 1, onednn = 2, avx512 = 3 };
 /** false (nothing changed) when that path is not in this build. */
 bool set_gemm_path(GemmPath p);
 GemmPath gemm_path();

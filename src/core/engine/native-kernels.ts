@@ -27,7 +27,7 @@ export interface NativeInfo {
   bf16Convert?: string
 }
 
-export type GemmPath = 'onednn' | 'blas' | 'builtin'
+export type GemmPath = 'avx512' | 'onednn' | 'blas' | 'builtin'
 
 /** One core's measured peak (native/src/peak.h). */
 export interface NativePeak {
