@@ -141,12 +141,26 @@ void builtin_block(const Gemm& g, size_t m0, size_t m1, size_t n0, size_t n1) {
   }
 }
 
+/** Whether this build (and CPU) has path p. */
+bool path_available(GemmPath p) {
+  if (p == GemmPath::onednn) return dnnl_ready();
+  if (p == GemmPath::avx512) return span_gemm_fp32_ready();
+#ifndef SPAN_HAVE_CBLAS
+  if (p == GemmPath::blas) return false;
+#endif
+  return true;
+}
+
 /**
- * The default path: span's own AVX-512 kernel where the CPU has AVX-512 (bench/gemm.mjs measured it
+ * The default path (SPAN_GEMM_PATH names another: avx512, onednn, blas, builtin): span's own AVX-512 kernel where the CPU has AVX-512 (bench/gemm.mjs measured it
  * ahead of oneDNN 2.6.3 in fp32 and bf16 on the products of a training step), else oneDNN when linked
  * and started, else the BLAS, else the builtin kernel.
  */
 GemmPath default_path() {
+  if (const char* v = std::getenv("SPAN_GEMM_PATH")) {  // a path this build and CPU have, else the default
+    for (GemmPath p : {GemmPath::avx512, GemmPath::onednn, GemmPath::blas, GemmPath::builtin})
+      if (std::strcmp(v, gemm_path_name(p)) == 0 && path_available(p)) return p;
+  }
   if (span_gemm_fp32_ready()) return GemmPath::avx512;
   if (dnnl_ready()) return GemmPath::onednn;
 #ifdef SPAN_HAVE_CBLAS
@@ -357,11 +371,7 @@ void set_gemm_precision(Precision p) { g_precision = p; }
 Precision gemm_precision() { return g_precision; }
 
 bool set_gemm_path(GemmPath p) {
-  if (p == GemmPath::onednn && !dnnl_ready()) return false;
-  if (p == GemmPath::avx512 && !span_gemm_fp32_ready()) return false;
-#ifndef SPAN_HAVE_CBLAS
-  if (p == GemmPath::blas) return false;
-#endif
+  if (!path_available(p)) return false;
   g_path = p;
   g_path_set = true;
   return true;

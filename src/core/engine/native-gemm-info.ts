@@ -3,7 +3,7 @@ import {loadNative, nativeAddon} from './native.js'
 
 /** Where the native backend's matrix products run (native/src/gemm.h), for `span doctor`. */
 export interface NativeGemmReport {
-  /** the path in use: "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin" */
+  /** the path in use: "span avx512 (avx512f, avx512_bf16)", "onednn 2.6.3 (avx512_core_bf16)", "openblas (Haswell)", "builtin" */
   gemm: string
   path: GemmPath
   /** the instruction set that path runs */
@@ -16,6 +16,8 @@ export interface NativeGemmReport {
   bf16: string
   /** how operands are rounded to bf16 */
   bf16Convert: string
+  /** SPAN_GEMM_PATH when set: the path asked for (the default runs where this build has no such path) */
+  requested?: string
 }
 
 /** The report from the addon's info(); null when the addon is not loaded or predates it (no gemm field). */
@@ -31,6 +33,7 @@ export function nativeGemmReport(): NativeGemmReport | null {
     fallbacks: (i.gemmPaths ?? []).filter((p) => p !== i.gemmPath),
     bf16: i.bf16 ?? 'none',
     bf16Convert: i.bf16Convert ?? 'scalar',
+    ...(process.env.SPAN_GEMM_PATH ? {requested: process.env.SPAN_GEMM_PATH} : {}),
   }
 }
 
@@ -44,8 +47,14 @@ const BF16 = {
 export function gemmLines(r: NativeGemmReport): string[] {
   const impl = r.impl ? `; fp32 ${r.impl.fp32 || 'none'}, bf16 ${r.impl.bf16 || 'none'}` : ''
   const fallbacks = r.fallbacks.length ? `; fallbacks: ${r.fallbacks.join(', ')}` : ''
+  const asked =
+    r.requested === undefined
+      ? ''
+      : r.requested === r.path
+        ? ' (SPAN_GEMM_PATH)'
+        : ` (SPAN_GEMM_PATH=${r.requested} is no path of this build: ${[r.path, ...r.fallbacks].join(', ')}; the default runs)`
   return [
-    `native gemm: ${r.gemm}${impl}${fallbacks}`,
+    `native gemm: ${r.gemm}${asked}${impl}${fallbacks}`,
     `native gemm isa: ${r.isa}`,
     `native bf16: ${BF16[r.bf16] ?? r.bf16} (operands rounded with ${r.bf16Convert})`,
   ]

@@ -27,6 +27,12 @@ describe('gemmLines', () => {
     const plain = gemmLines({gemm: 'builtin', path: 'builtin', isa: 'avx2 (compiled)', impl: null, fallbacks: [], bf16: 'none', bf16Convert: 'scalar'})
     expect(plain[0]).toBe('native gemm: builtin')
     expect(plain[2]).toMatch(/^native bf16: none: no bf16 dot products/)
+    const base = {isa: 'avx512_bf16', impl: null, bf16: 'avx512_bf16', bf16Convert: 'avx512_bf16'}
+    const own = {...base, gemm: 'span avx512 (avx512f, avx512_bf16)', path: 'avx512' as const, fallbacks: ['onednn' as const, 'builtin' as const]}
+    expect(gemmLines({...own, requested: 'avx512'})[0]).toBe('native gemm: span avx512 (avx512f, avx512_bf16) (SPAN_GEMM_PATH); fallbacks: onednn, builtin')
+    expect(gemmLines({...own, requested: 'mkl'})[0]).toBe(
+      'native gemm: span avx512 (avx512f, avx512_bf16) (SPAN_GEMM_PATH=mkl is no path of this build: avx512, onednn, builtin; the default runs); fallbacks: onednn, builtin',
+    )
   })
 })
 
@@ -40,5 +46,12 @@ describe.skipIf(!status.available)('span doctor names the native GEMM', () => {
     const j = spawnSync('node', [join(root, 'bin', 'run.js'), 'doctor', '--json'], {cwd: root, encoding: 'utf8'})
     const last = JSON.parse(j.stdout.trim().split('\n').at(-1)!)
     expect(last.native_gemm).toEqual(report)
+  })
+
+  it('SPAN_GEMM_PATH picks another path of the build; doctor says so', () => {
+    const other = nativeAddon()!.info().gemmPaths!.at(-1)! // builtin, in every build
+    const env = {...process.env, SPAN_GEMM_PATH: other}
+    const r = spawnSync('node', [join(root, 'bin', 'run.js'), 'doctor'], {cwd: root, encoding: 'utf8', env})
+    expect(r.stdout).toMatch(new RegExp(`^native gemm: ${other} \\(SPAN_GEMM_PATH\\)`, 'm'))
   })
 })
