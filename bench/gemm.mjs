@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The native addon's matrix products on each path this build has (oneDNN, the BLAS, the builtin
-// kernel), in fp32 and bf16, against the machine's peak. Plain JS over the built addon:
+// The native addon's matrix products on each path this build has (span's avx512 kernel, oneDNN, the
+// BLAS, the builtin kernel), in fp32 and bf16, against the machine's peak. Plain JS over the built addon:
 //   node bench/gemm.mjs [--threads N] [--rounds R] [--shapes 1024,mini,base]
 // The peak is measured, not looked up (native/src/peak.cc): the clock from a chain of dependent
 // integer adds, FLOP per cycle from independent 512-bit (or 256-bit) FMAs and vdpbf16ps; the
@@ -8,7 +8,8 @@
 // two products per 32-bit lane). Shapes: 1024³, and per preset the products of a training step
 // at batch × 128 tokens (mini 16, base 8): the QKV and FFN linears forward ([B·T, H]·[4H, H]ᵀ),
 // their input and weight gradients, and per-head attention ([T, d]·[T, d]ᵀ over B·heads).
-// Rounds interleave the paths; each figure is the median over rounds of wall-clock GFLOP/s, with
+// The avx512 path hands products of depth ≤ 64 (the attention rows) to oneDNN where it is linked;
+// SPAN_GEMM_SMALL_K=avx512 keeps them on span's kernel. Rounds interleave the paths; each figure is the median over rounds of wall-clock GFLOP/s, with
 // the 1-minute load average beside it (the machine may be shared: rerun it quiet for the record)
 // and GFLOP per CPU-second × threads (cpu_gflop_per_s), which a loaded machine disturbs less.
 // The BLAS path runs the OpenBLAS kernel set OPENBLAS_CORETYPE names (printed; span sets SkylakeX
