@@ -9,8 +9,8 @@
 // at batch × 128 tokens (mini 16, base 8): the QKV and FFN linears forward ([B·T, H]·[4H, H]ᵀ),
 // their input and weight gradients, and per-head attention ([T, d]·[T, d]ᵀ over B·heads).
 // The avx512 path hands products of depth ≤ 64 (the attention rows) to oneDNN where it is linked;
-// SPAN_GEMM_SMALL_K=avx512 keeps them on span's kernel. Rounds interleave the paths; each figure is the median over rounds of wall-clock GFLOP/s, with
-// the 1-minute load average beside it (the machine may be shared: rerun it quiet for the record)
+// SPAN_GEMM_SMALL_K=avx512 keeps them on span's kernel. Rounds interleave the paths; each figure
+// is the median over rounds of wall-clock GFLOP/s, with the 1-minute load average beside it (the machine may be shared: rerun it quiet for the record)
 // and GFLOP per CPU-second × threads (cpu_gflop_per_s), which a loaded machine disturbs less.
 // The BLAS path runs the OpenBLAS kernel set OPENBLAS_CORETYPE names (printed; span sets SkylakeX
 // on AVX-512 CPUs unless it is set, and some machines set Haswell because older OpenBLAS builds
