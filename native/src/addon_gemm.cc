@@ -108,7 +108,9 @@ void addInfo(napi_env env, napi_value info) {
   set(env, info, "gemmImpl", impl);
   set(env, info, "gemmFallbacks", number(env, static_cast<double>(span::gemm_fallbacks())));
   set(env, info, "bf16", jsString(env, span::bf16_capability()));
-  set(env, info, "bf16Convert", jsString(env, span::to_bf16_isa()));
+  // span's avx512 kernel rounds as it packs (bf16.h round16, AVX-512 integer ops); the others convert first (to_bf16)
+  bool packs = span::gemm_path() == span::GemmPath::avx512;
+  set(env, info, "bf16Convert", jsString(env, packs ? "avx512bw, as the operands are packed" : span::to_bf16_isa()));
 }
 
 napi_value SetGemmPath(napi_env env, napi_callback_info info) {
