@@ -68,6 +68,7 @@ struct Tile {
   size_t mr;
   bool acc;
   __mmask16 m0, m1;
+  bool full;  // all 32 columns (m0 = m1 = all)
 };
 
 /** The finished tile into C; the rows past mr (zero rows of packed A) are dropped. */
@@ -77,6 +78,12 @@ SPAN_AVX512 SPAN_INLINE void store_tile(const __m512 (&c0)[kMr], const __m512 (&
     if (i >= t.mr) break;
     float* row = t.c + i * t.ldc;
     __m512 v0 = c0[i], v1 = c1[i];
+    if (t.full) {  // plain loads and stores: masked ones are slow on some CPUs (AMD Zen 4 and 5)
+      if (t.acc) v0 = _mm512_add_ps(v0, _mm512_loadu_ps(row)), v1 = _mm512_add_ps(v1, _mm512_loadu_ps(row + 16));
+      _mm512_storeu_ps(row, v0);
+      _mm512_storeu_ps(row + 16, v1);
+      continue;
+    }
     if (t.acc) {
       v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(t.m0, row));
       v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(t.m1, row + 16));
@@ -178,7 +185,10 @@ SPAN_AVX512 void pack_transposed(const uint32_t* src, size_t ld, size_t K, size_
       for (size_t j = 0; j < 16; j++)
         r[j] = j0 + j < w ? _mm512_maskz_loadu_epi32(mask, src + (j0 + j) * ld + k0) : _mm512_setzero_si512();
       transpose16(r);
-      for (size_t k = 0; k < kn; k++) _mm512_mask_storeu_epi32(dst + (k0 + k) * ldd + j0, store, r[k]);
+      if (jn == 16)
+        for (size_t k = 0; k < kn; k++) _mm512_storeu_si512(dst + (k0 + k) * ldd + j0, r[k]);
+      else
+        for (size_t k = 0; k < kn; k++) _mm512_mask_storeu_epi32(dst + (k0 + k) * ldd + j0, store, r[k]);
     }
   }
 }
@@ -326,7 +336,7 @@ void compute(const Run& r, size_t i0, size_t i1, size_t q0, size_t q1) {
       for (size_t q = q0; q < q1; q++) {
         const size_t w = std::min(kNr, p.N - q * kNr);
         Tile t{nullptr, p.ldc, 0, pc > 0 || p.beta != 0.0f, (__mmask16)((1u << std::min<size_t>(w, 16)) - 1),
-               (__mmask16)((1u << (w > 16 ? w - 16 : 0)) - 1)};
+               (__mmask16)((1u << (w > 16 ? w - 16 : 0)) - 1), w == kNr};
         const uint32_t* bq = r.bp + (q * r.units + pc) * kNr;
         for (size_t i = ic; i < ie; i += kMr) {
           t.c = p.c + i * p.ldc + q * kNr, t.mr = std::min(kMr, ie - i);
