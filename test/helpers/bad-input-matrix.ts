@@ -245,7 +245,7 @@ export function matrixSuite(family: string): void {
   describe(`the bad-input matrix: the ${family} commands (${Object.keys(cmds).join(', ')})`, () => {
     it('every command × every fault: one `span CMD:` line, exit 1, no output left behind', async () => {
       await issue13(cmds, tmp, full)
-    }, 900_000) // 149 processes for all families: about two minutes on an idle 2-core machine, far more on a loaded one
+    }, 900_000) // 167 processes for all families together (130-180 s a family on one loaded core)
     it('every command × the faults of issue 25: full stdout, /dev/zero as each file, a symbolic-link output, an output that is an input', async () => {
       await issue25(cmds, tmp, full)
     }, 1_800_000)
