@@ -2,7 +2,9 @@
 // Where a test run's time went, from vitest's JSON report (.ci/run writes .vitest-report.json):
 // the run's wall time, the files' summed durations, how many files ran at once (the workers that
 // were busy: 1 everywhere means the files ran one after another), the time no file was running
-// (imports, collection, hooks between files), and the slowest files.
+// (imports, collection, hooks between files), and the slowest files. A file's duration in the
+// report spans its tests only: its imports and beforeAll hooks come before its first test, as the
+// gap its worker had before it; the longest of those gaps are listed too.
 //   node tools/ci-times.mjs [REPORT] [--top N]
 import {readFileSync} from 'node:fs'
 
@@ -41,6 +43,25 @@ export function times(results) {
   }
 }
 
+/**
+ * The seconds before each file's first test on its worker (its imports and beforeAll hooks, which
+ * its duration leaves out): the files laid on `lanes` workers in order of start, each on the worker
+ * that came free last before it started; longest first. An estimate: the report names no worker.
+ */
+export function setups(results, lanes) {
+  const files = results.filter((r) => r.endTime > r.startTime).sort((a, b) => a.startTime - b.startTime)
+  const free = Array.from({length: Math.max(1, lanes)}, () => Math.min(...files.map((f) => f.startTime))) // spread-ok: one number per test file
+  const out = files.map((f) => {
+    let lane = -1
+    for (let i = 0; i < free.length; i++) if (free[i] <= f.startTime && (lane < 0 || free[i] > free[lane])) lane = i
+    if (lane < 0) lane = free.indexOf(Math.min(...free)) // spread-ok: one number per worker
+    const s = Math.max(0, f.startTime - free[lane]) / 1000
+    free[lane] = Math.max(free[lane], f.endTime)
+    return {name: f.name, s}
+  })
+  return out.sort((a, b) => b.s - a.s)
+}
+
 function main() {
   const args = process.argv.slice(2)
   const top = args.includes('--top') ? Number(args[args.indexOf('--top') + 1]) : 15
@@ -50,7 +71,12 @@ function main() {
   console.log(`${file}: ${report.testResults.length} files, ${report.numTotalTests} tests`)
   console.log(`wall ${t.wall.toFixed(0)} s; files' durations summed ${t.sum.toFixed(0)} s; at most ${t.maxAtOnce} files at once`)
   console.log(`seconds by files running at once: ${t.concurrency.map(([n, s]) => `${n}: ${s.toFixed(0)}`).join(', ')}`)
-  for (const f of t.slowest.slice(0, top)) console.log(`${f.s.toFixed(1).padStart(8)} s  ${f.name.replace(/^.*?\/(?=test\/)/, '')}`)
+  const short = (name) => name.replace(/^.*?\/(?=test\/)/, '')
+  for (const f of t.slowest.slice(0, top)) console.log(`${f.s.toFixed(1).padStart(8)} s  ${short(f.name)}`)
+  const before = setups(report.testResults, t.maxAtOnce)
+  const total = before.reduce((a, f) => a + f.s, 0)
+  console.log(`before a file's first test (imports, beforeAll; not in its duration): ${total.toFixed(0)} s in all, the longest:`)
+  for (const f of before.slice(0, Math.min(top, 5))) console.log(`${f.s.toFixed(1).padStart(8)} s  ${short(f.name)}`)
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) main()

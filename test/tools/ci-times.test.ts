@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 // @ts-expect-error: a plain .mjs tool without types
-import {times} from '../../tools/ci-times.mjs'
+import {setups, times} from '../../tools/ci-times.mjs'
 
 const file = (name: string, start: number, end: number) => ({name: `/clone/test/${name}.test.ts`, startTime: start * 1000, endTime: end * 1000})
 
@@ -29,6 +29,18 @@ describe('ci-times', () => {
     ])
   })
 
+  it("the seconds before each file's first test: the gap on the worker that came free last before it", () => {
+    // two workers: a 0–100 and b 5–40 (b's worker idle 0–5), then c starts at 60 on b's worker (20 s of setup)
+    const s = setups([file('a', 0, 100), file('b', 5, 40), file('c', 60, 90), file('skipped', 95, 95)], 2)
+    expect(s.map((f: {name: string; s: number}) => [f.name.split('/').pop(), f.s])).toEqual([
+      ['c.test.ts', 20],
+      ['b.test.ts', 5],
+      ['a.test.ts', 0],
+    ])
+    // one worker: each file's gap after the one before it
+    expect(setups([file('a', 0, 10), file('b', 12, 20)], 1).map((f: {s: number}) => f.s)).toEqual([2, 0])
+  })
+
   it('prints the summary from a report file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'span-ci-times-'))
     const report = join(dir, 'r.json')
@@ -39,6 +51,11 @@ describe('ci-times', () => {
       "wall 20 s; files' durations summed 25 s; at most 2 files at once",
       'seconds by files running at once: 1: 15, 2: 5',
       '    15.0 s  test/b.test.ts',
+    ])
+    // b's worker had nothing to run from the start (0 s) until b's first test (5 s)
+    expect(r.stdout.split('\n').slice(4, 6)).toEqual([
+      "before a file's first test (imports, beforeAll; not in its duration): 5 s in all, the longest:",
+      '     5.0 s  test/b.test.ts',
     ])
   })
 })

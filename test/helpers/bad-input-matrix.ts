@@ -4,23 +4,25 @@
 // "Unreadable": this suite runs as root, where chmod 000 does not stop a read, so the unreadable
 // input is /proc/self/mem, whose read fails with EIO. "Full disk": a 64 KB tmpfs filled up (the
 // case is skipped where this process may not mount). The model commands (encode, fill, export,
-// finetune/predict of glue, squad and ner) read checkpoints made in beforeAll (tiny, one step);
-// eval prints its scores, so only its input faults apply. Coref's data errors (brackets, columns,
-// a missing #end document) are in tasks-bad-input.test.ts. Two processes at a time (CI has two
-// cores). Usage errors (exit 2) are checked last.
+// finetune/predict of glue, squad and ner) read checkpoints (tiny, one step) made once per test
+// run and copied into each matrix file's folder; eval prints its scores, so only its input faults
+// apply. Coref's data errors (brackets, columns, a missing #end document) are in
+// tasks-bad-input.test.ts. Usage errors (exit 2) are in bad-input-matrix-36.test.ts.
+//
+// This module is the case table and the runner; the test files take disjoint command families of
+// it (FAMILIES: bad-input-matrix-FAMILY.test.ts), so vitest's two workers share the matrix instead
+// of one file setting the suite's tail. Two processes at a time per file.
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {pool, spanAsync} from '../helpers/spawn.js'
+import {pool, spanAsync} from './spawn.js'
 import {litbankDoc} from '../core/tasks/coref-helpers.js'
 import {writeBlocks} from '../core/train/helpers.js'
-import {jobs36, prepare36} from './issue36-cases.js'
 
 const root = join(import.meta.dirname, '..', '..')
-const bin = join(root, 'bin', 'run.js')
-const tmp = mkdtempSync(join(tmpdir(), 'span-matrix-'))
+export const BIN = join(root, 'bin', 'run.js')
 const TINY = '--preset tiny --layers 1 --hidden 16 --heads 2 --batch-size 2 --backend wasm --max-steps 1'
 const FT = '--init pre/checkpoint-1 --batch-size 2 --epochs 1 --stop-at 1 --backend wasm'
 const MAXLEN: Record<string, string> = {tacred: '--max-len 32', nli: '--max-len 32', swag: '--max-len 32', mrqa: '--max-len 48 --max-query-len 16'}
@@ -39,7 +41,7 @@ const MRPC = ['Quality\t#1 ID\t#2 ID\t#1 String\t#2 String', '1\t1\t2\tthe quick
  * file flags, each given /dev/zero in turn (issue 25); `dirOut`: OUT is a folder; `quiet`: nothing
  * on stdout when OUT is given (the rest write their data, or their metrics, there).
  */
-interface Cmd {
+export interface Cmd {
   input: string
   args: string
   noOutput?: boolean
@@ -47,7 +49,7 @@ interface Cmd {
   dirOut?: boolean
   quiet?: boolean
 }
-const COMMANDS: Record<string, Cmd> = {
+export const COMMANDS: Record<string, Cmd> = {
   tokenize: {input: 'text.txt', args: 'tokenize IN -o OUT', zero: ['--vocab']},
   vocab: {input: 'text.txt', args: 'vocab IN --size 40 -o OUT'},
   block: {input: 'tokens.ndjson', args: 'block IN --len 16 -o OUT'},
@@ -100,161 +102,211 @@ function taskCommands(): Record<string, Cmd> {
   return out
 }
 
-const run = (args: string[]) => spanAsync(args, tmp)
+const MODEL = ['pretrain', 'encode', 'fill', 'export', 'tag']
 
-let full: string | null = null
-beforeAll(() => {
-  writeFileSync(join(tmp, 'text.txt'), Array.from({length: 300}, (_, i) => `the quick brown fox ${i} jumps over the lazy dog.`).join('\n') + '\n')
-  expect(spawnSync('node', [bin, 'tokenize', 'text.txt', '-o', 'tokens.ndjson'], {cwd: tmp}).status).toBe(0)
-  writeBlocks(join(tmp, 'blocks.ndjson'), 300, 1)
-  mkdirSync(join(tmp, 'adir'))
-  writeFileSync(join(tmp, 'masked.txt'), 'the [MASK] brown fox\n')
-  writeFileSync(join(tmp, 'mrpc.tsv'), MRPC.join('\n') + '\n')
-  writeFileSync(join(tmp, 'ner.txt'), NER)
-  writeFileSync(join(tmp, 'glue-pred.tsv'), 'index\tprediction\n0\t1\n1\t0\n')
-  writeFileSync(join(tmp, 'rel.jsonl'), `${REL('r')}\n${REL('no_relation')}\n`)
-  writeFileSync(join(tmp, 'tacred-pred.txt'), 'r\nno_relation\n')
-  writeFileSync(join(tmp, 'nli.jsonl'), `${NLI('entailment')}\n${NLI('neutral')}\n`)
-  writeFileSync(join(tmp, 'nli-pred.txt'), 'entailment\ncontradiction\n')
-  writeFileSync(join(tmp, 'swag.csv'), SWAG)
-  writeFileSync(join(tmp, 'swag-pred.txt'), '0\n1\n')
-  writeFileSync(join(tmp, 'mrqa.jsonl'), MRQA)
-  writeFileSync(join(tmp, 'mrqa-pred.json'), '{"q1": "Denver Broncos"}\n')
-  writeFileSync(join(tmp, 'coref.conll'), litbankDoc('a', 2) + litbankDoc('b', 1))
-  writeFileSync(join(tmp, 'metrics.ndjson'), '{"step":1,"loss":2}\n{"step":2,"loss":1}\n')
-  writeFileSync(join(tmp, 'ner-pred.txt'), NER.replace(/ (\S+)\n/g, ' $1 $1\n')) // GOLD PRED columns: a perfect tagger
+/**
+ * The matrix's command families, one test file each (bad-input-matrix-FAMILY.test.ts), together
+ * every command once (bad-input-matrix-36.test.ts checks): data, the commands that read no model
+ * (text, data, plot and every eval); model, pretrain and the commands that read its checkpoints;
+ * finetune and predict, those of every task.
+ */
+export const FAMILIES: Record<string, (cmd: string) => boolean> = {
+  data: (cmd) => !MODEL.includes(cmd) && !/^(finetune|predict) /.test(cmd),
+  model: (cmd) => MODEL.includes(cmd),
+  finetune: (cmd) => cmd.startsWith('finetune '),
+  predict: (cmd) => cmd.startsWith('predict '),
+}
+
+/** The commands of a family, in the table's order. */
+export const familyCommands = (family: string): Record<string, Cmd> => Object.fromEntries(Object.entries(COMMANDS).filter(([cmd]) => FAMILIES[family](cmd)))
+
+/** The good inputs every command reads, written into `dir` (one tokenize process). */
+function writeInputs(dir: string): void {
+  writeFileSync(join(dir, 'text.txt'), Array.from({length: 300}, (_, i) => `the quick brown fox ${i} jumps over the lazy dog.`).join('\n') + '\n')
+  expect(spawnSync('node', [BIN, 'tokenize', 'text.txt', '-o', 'tokens.ndjson'], {cwd: dir}).status).toBe(0)
+  writeBlocks(join(dir, 'blocks.ndjson'), 300, 1)
+  writeFileSync(join(dir, 'masked.txt'), 'the [MASK] brown fox\n')
+  writeFileSync(join(dir, 'mrpc.tsv'), MRPC.join('\n') + '\n')
+  writeFileSync(join(dir, 'ner.txt'), NER)
+  writeFileSync(join(dir, 'glue-pred.tsv'), 'index\tprediction\n0\t1\n1\t0\n')
+  writeFileSync(join(dir, 'rel.jsonl'), `${REL('r')}\n${REL('no_relation')}\n`)
+  writeFileSync(join(dir, 'tacred-pred.txt'), 'r\nno_relation\n')
+  writeFileSync(join(dir, 'nli.jsonl'), `${NLI('entailment')}\n${NLI('neutral')}\n`)
+  writeFileSync(join(dir, 'nli-pred.txt'), 'entailment\ncontradiction\n')
+  writeFileSync(join(dir, 'swag.csv'), SWAG)
+  writeFileSync(join(dir, 'swag-pred.txt'), '0\n1\n')
+  writeFileSync(join(dir, 'mrqa.jsonl'), MRQA)
+  writeFileSync(join(dir, 'mrqa-pred.json'), '{"q1": "Denver Broncos"}\n')
+  writeFileSync(join(dir, 'coref.conll'), litbankDoc('a', 2) + litbankDoc('b', 1))
+  writeFileSync(join(dir, 'metrics.ndjson'), '{"step":1,"loss":2}\n{"step":2,"loss":1}\n')
+  writeFileSync(join(dir, 'ner-pred.txt'), NER.replace(/ (\S+)\n/g, ' $1 $1\n')) // GOLD PRED columns: a perfect tagger
   const sq = JSON.parse(readFileSync(SQUAD, 'utf8')) as {data: {paragraphs: {qas: {id: string}[]}[]}[]}
   writeFileSync(
-    join(tmp, 'squad-pred.json'),
+    join(dir, 'squad-pred.json'),
     JSON.stringify(Object.fromEntries(sq.data.flatMap((a) => a.paragraphs.flatMap((p) => p.qas.map((q) => [q.id, 'the']))))),
   )
-  // the checkpoints the model commands read: a pre-trained one, and one fine-tuned per task
+}
+
+/** The checkpoints the model commands read, trained in `dir` on its inputs: a pre-trained one, and one fine-tuned per task. */
+function trainCheckpoints(dir: string): void {
   const sh = (line: string) => {
-    const r = spawnSync('bash', ['-c', line], {cwd: tmp, encoding: 'utf8'})
+    const r = spawnSync('bash', ['-c', line], {cwd: dir, encoding: 'utf8'})
     expect(r.status, r.stderr).toBe(0)
   }
-  sh(`node ${bin} pretrain blocks.ndjson ${TINY} --out pre > /dev/null`)
-  sh(`node ${bin} finetune glue --task mrpc --train mrpc.tsv ${FT} --max-len 32 --out ft-glue > /dev/null`)
-  sh(`node ${bin} finetune squad --train ${SQUAD} ${FT} --max-len 96 --max-query-len 16 --out ft-squad > /dev/null`)
-  sh(`node ${bin} finetune ner --train ner.txt ${FT} --max-len 32 --out ft-ner > /dev/null`)
+  sh(`node ${BIN} pretrain blocks.ndjson ${TINY} --out pre > /dev/null`)
+  sh(`node ${BIN} finetune glue --task mrpc --train mrpc.tsv ${FT} --max-len 32 --out ft-glue > /dev/null`)
+  sh(`node ${BIN} finetune squad --train ${SQUAD} ${FT} --max-len 96 --max-query-len 16 --out ft-squad > /dev/null`)
+  sh(`node ${BIN} finetune ner --train ner.txt ${FT} --max-len 32 --out ft-ner > /dev/null`)
   for (const [task, file] of [
     ['tacred', 'rel.jsonl'],
     ['nli', 'nli.jsonl'],
     ['swag', 'swag.csv'],
     ['mrqa', 'mrqa.jsonl'],
   ])
-    sh(`node ${bin} finetune ${task} --train ${file} ${FT} ${MAXLEN[task]} --out ft-${task} > /dev/null`)
-  sh(`node ${bin} finetune coref --train coref.conll ${FT} --max-segment-len 32 --ffnn-size 8 --out ft-coref > /dev/null`)
+    sh(`node ${BIN} finetune ${task} --train ${file} ${FT} ${MAXLEN[task]} --out ft-${task} > /dev/null`)
+  sh(`node ${BIN} finetune coref --train coref.conll ${FT} --max-segment-len 32 --ffnn-size 8 --out ft-coref > /dev/null`)
   for (const ck of ['pre', 'ft-glue', 'ft-squad', 'ft-ner', 'ft-tacred', 'ft-nli', 'ft-swag', 'ft-mrqa', 'ft-coref'])
-    expect(existsSync(join(tmp, ck, 'checkpoint-1')), ck).toBe(true)
+    expect(existsSync(join(dir, ck, 'checkpoint-1')), ck).toBe(true)
+}
+
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+
+/**
+ * The inputs and checkpoints, made once per test run and shared by the matrix files: the first
+ * file to ask builds them (mkdir is the lock) into `fixture/`, renamed into place when whole; the
+ * others wait for it (or for the builder's `failed` note). Shared only under the run's own
+ * temporary root (test/helpers/tmp-root.ts), never across runs: elsewhere each file builds its own.
+ */
+function sharedFixture(): string {
+  const perRun = basename(tmpdir()).startsWith('span-test-')
+  const base = perRun ? join(tmpdir(), 'span-matrix-fixture') : mkdtempSync(join(tmpdir(), 'span-matrix-fixture-'))
+  const ready = join(base, 'fixture')
+  const failed = join(base, 'failed')
+  try {
+    mkdirSync(base)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    for (let waited = 0; !existsSync(ready); waited += 500) {
+      if (existsSync(failed)) throw new Error(`the matrix's checkpoints failed in another file: ${readFileSync(failed, 'utf8')}`)
+      if (waited > 280_000) throw new Error(`the matrix's checkpoints: still not made in ${base} after ${waited / 1000} s`)
+      sleep(500)
+    }
+    return ready
+  }
+  const work = join(base, 'building')
+  mkdirSync(work)
+  try {
+    writeInputs(work)
+    trainCheckpoints(work)
+  } catch (err) {
+    writeFileSync(failed, String(err))
+    throw err
+  }
+  renameSync(work, ready)
+  return ready
+}
+
+/** A matrix file's own folder: the shared inputs and checkpoints copied in, and its own full 64 KB tmpfs (null where it may not mount). */
+export function matrixFolder(mount = true): {tmp: string; full: string | null} {
+  const fixture = sharedFixture()
+  const tmp = mkdtempSync(join(tmpdir(), 'span-matrix-'))
+  cpSync(fixture, tmp, {recursive: true})
+  mkdirSync(join(tmp, 'adir'))
   const dir = join(tmp, 'full')
   mkdirSync(dir)
-  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]).status === 0) {
-    spawnSync('bash', ['-c', `cat /dev/zero > ${dir}/filler`])
-    full = dir
-  }
-})
-afterAll(() => {
-  if (full) spawnSync('umount', [full])
-})
+  if (!mount || spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]).status !== 0) return {tmp, full: null}
+  spawnSync('bash', ['-c', `cat /dev/zero > ${dir}/filler`])
+  return {tmp, full: dir}
+}
 
-const CASES: Record<string, (c: {input: string; noOutput?: boolean}) => {input: string; out: string} | null> = {
+/** The faults of issue 13; "full disk" only where the tmpfs mounted. */
+const faultCases = (full: string | null): Record<string, (c: {input: string; noOutput?: boolean}) => {input: string; out: string} | null> => ({
   'missing file': () => ({input: 'no-such-file', out: 'o1'}),
   directory: () => ({input: 'adir', out: 'o2'}),
   'unreadable file': () => ({input: '/proc/self/mem', out: 'o3'}),
   'bad output path': (c) => ({input: c.input, out: 'text.txt/sub/x'}), // ENOTDIR: a file where a directory should be
   'full disk': (c) => (full ? {input: c.input, out: join(full, 'x')} : null),
-}
-
-describe('the bad-input matrix', () => {
-  it('every command × every fault: one `span CMD:` line, exit 1, no output left behind', async () => {
-    const jobs: {name: string; job: () => Promise<{code: number; stdout: string; stderr: string}>}[] = []
-    for (const [cmd, c] of Object.entries(COMMANDS)) {
-      for (const [fault, make] of Object.entries(CASES)) {
-        const io = make(c)
-        if (!io || (c.noOutput && /output|disk/.test(fault))) continue // eval prints its scores: no output path to fault
-        const out = io.out.startsWith('/') ? io.out : `${io.out}-${cmd}`
-        const args = c.args.replace('IN', io.input).replace('OUT', out.replace(' ', '-')).split(' ')
-        jobs.push({name: `${cmd} × ${fault}`, job: () => run(args)})
-      }
-    }
-    const results = await pool(
-      jobs.map((j) => j.job),
-      2,
-    )
-    const bad: string[] = []
-    results.forEach((r, i) => {
-      const cmd = jobs[i].name.split(' × ')[0]
-      const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^[a-z ]+: (from|step) |^span [a-z ]+: (config|model): /.test(l))
-      const ok = r.code === 1 && r.stdout === '' && lines.length === 1 && lines[0].startsWith(`span ${cmd}: `)
-      if (!ok) bad.push(`${jobs[i].name}: exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`)
-    })
-    expect(bad).toEqual([])
-    expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
-    if (full) expect(readdirSync(full)).toEqual(['filler'])
-    console.log(
-      `bad-input matrix: ${results.length} cases (${Object.keys(COMMANDS).length} commands × ${Object.keys(CASES).length} faults, evals' 3 without an output path${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
-    )
-  }, 900_000) // 149 processes: about two minutes on an idle 2-core machine, far more on a loaded one
-
-  it('every command × the faults of issue 25: full stdout, /dev/zero as each file, a symbolic-link output, an output that is an input', async () => {
-    const jobs = issue25Jobs()
-    const started = Date.now()
-    const results = await pool(
-      jobs.map((j) => () => shellTimed(j.line, 90_000)),
-      2,
-    )
-    const bad = results.flatMap((r, i) => {
-      const why = jobs[i].check(r)
-      return why ? [`${jobs[i].name}: ${why}; exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(-300))}`] : []
-    })
-    expect(bad).toEqual([])
-    expect(readdirSync(tmp).filter((n) => n.includes('.tmp-'))).toEqual([])
-    if (full) expect(readdirSync(full).filter((n) => n !== 'filler' && !n.startsWith('stdout-'))).toEqual([])
-    const counts = [...new Set(jobs.map((j) => j.fault))].map((f) => `${f} ${jobs.filter((j) => j.fault === f).length}`)
-    console.log(`bad-input matrix, issue 25: ${jobs.length} cases (${counts.join(', ')}) in ${Math.round((Date.now() - started) / 1000)} s`)
-  }, 1_800_000)
-
-  it('issue 36: long, empty and inconsistent inputs, models of another task, contradictory flags', async () => {
-    prepare36(tmp)
-    const jobs = jobs36(`'${process.execPath}' '${bin}'`, COMMANDS, tmp)
-    const results = await pool(
-      jobs.map((j) => () => shellTimed(j.line, 300_000)),
-      2,
-    )
-    const bad = results.flatMap((r, i) => {
-      const why = jobs[i].check(r)
-      return why ? [`${jobs[i].name}: ${why}; exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(-300))}`] : []
-    })
-    expect(bad).toEqual([])
-    console.log(`bad-input matrix, issue 36: ${jobs.length} cases`)
-  }, 1_800_000)
-
-  it("usage errors exit 2 everywhere, in one line: oclif's integer flags and span's own number flags alike", async () => {
-    const cases = [
-      ['mask', '--p', '1.5'],
-      ['block', '--len', '1'],
-      ['tokenize', '--bogus'],
-      ['pretrain', '--lr', 'x', '--out', 'o'],
-      ['mask', '--ratio', '2'],
-      ['tag', '--model', 'ft-ner', '--batch-size', '0'],
-    ]
-    const rs = await pool(
-      cases.map((a) => () => run(a)),
-      2,
-    )
-    rs.forEach((r, i) => {
-      expect(r.code, cases[i].join(' ')).toBe(2)
-      expect(r.stderr).toMatch(new RegExp(`^span ${cases[i][0]}: (--\\S+: expected .*\\(--\\S+ .*\\)|unknown flag .*)\\n$`))
-    })
-    expect(existsSync(join(tmp, 'o'))).toBe(false)
-  })
 })
 
+/**
+ * The matrix of one command family (FAMILIES), in a folder of its own (matrixFolder, made before
+ * its tests; its tmpfs unmounted after): issue 13's faults, then issue 25's.
+ */
+export function matrixSuite(family: string): void {
+  const cmds = familyCommands(family)
+  let tmp = ''
+  let full: string | null = null
+  beforeAll(() => {
+    ;({tmp, full} = matrixFolder())
+  })
+  afterAll(() => {
+    if (full) spawnSync('umount', [full])
+  })
+  describe(`the bad-input matrix: the ${family} commands (${Object.keys(cmds).join(', ')})`, () => {
+    it('every command × every fault: one `span CMD:` line, exit 1, no output left behind', async () => {
+      await issue13(cmds, tmp, full)
+    }, 900_000) // 167 processes for all families together (130-180 s a family on one loaded core)
+    it('every command × the faults of issue 25: full stdout, /dev/zero as each file, a symbolic-link output, an output that is an input', async () => {
+      await issue25(cmds, tmp, full)
+    }, 1_800_000)
+  })
+}
+
+/** Issue 13: every command of `cmds` × every fault: one `span CMD:` line, exit 1, no output left behind. */
+async function issue13(cmds: Record<string, Cmd>, tmp: string, full: string | null): Promise<void> {
+  const cases = faultCases(full)
+  const jobs: {name: string; job: () => Promise<{code: number; stdout: string; stderr: string}>}[] = []
+  for (const [cmd, c] of Object.entries(cmds)) {
+    for (const [fault, make] of Object.entries(cases)) {
+      const io = make(c)
+      if (!io || (c.noOutput && /output|disk/.test(fault))) continue // eval prints its scores: no output path to fault
+      const out = io.out.startsWith('/') ? io.out : `${io.out}-${cmd}`
+      const args = c.args.replace('IN', io.input).replace('OUT', out.replace(' ', '-')).split(' ')
+      jobs.push({name: `${cmd} × ${fault}`, job: () => spanAsync(args, tmp)})
+    }
+  }
+  const results = await pool(
+    jobs.map((j) => j.job),
+    2,
+  )
+  const bad: string[] = []
+  results.forEach((r, i) => {
+    const cmd = jobs[i].name.split(' × ')[0]
+    const lines = r.stderr.split('\n').filter((l) => l !== '' && !/^[a-z ]+: (from|step) |^span [a-z ]+: (config|model): /.test(l))
+    const ok = r.code === 1 && r.stdout === '' && lines.length === 1 && lines[0].startsWith(`span ${cmd}: `)
+    if (!ok) bad.push(`${jobs[i].name}: exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`)
+  })
+  expect(bad).toEqual([])
+  expect(readdirSync(tmp).filter((n) => n.includes('.tmp-') || /^o\d/.test(n))).toEqual([])
+  if (full) expect(readdirSync(full)).toEqual(['filler'])
+  console.log(
+    `bad-input matrix: ${results.length} cases (${Object.keys(cmds).length} commands × ${Object.keys(cases).length} faults, evals' 3 without an output path${full ? '' : ', full disk skipped: no tmpfs mount'}), all one line and exit 1`,
+  )
+}
+
+/** Issue 25: every command of `cmds` × full stdout, /dev/zero as each file, a symbolic-link output, an output that is an input. */
+async function issue25(cmds: Record<string, Cmd>, tmp: string, full: string | null): Promise<void> {
+  const jobs = issue25Jobs(cmds, full)
+  const started = Date.now()
+  const results = await pool(
+    jobs.map((j) => () => shellTimed(j.line, 90_000, tmp)),
+    2,
+  )
+  const bad = results.flatMap((r, i) => {
+    const why = jobs[i].check(r)
+    return why ? [`${jobs[i].name}: ${why}; exit ${r.code}, stderr ${JSON.stringify(r.stderr.slice(-300))}`] : []
+  })
+  expect(bad).toEqual([])
+  expect(readdirSync(tmp).filter((n) => n.includes('.tmp-'))).toEqual([])
+  if (full) expect(readdirSync(full).filter((n) => n !== 'filler' && !n.startsWith('stdout-'))).toEqual([])
+  const counts = [...new Set(jobs.map((j) => j.fault))].map((f) => `${f} ${jobs.filter((j) => j.fault === f).length}`)
+  console.log(`bad-input matrix, issue 25: ${jobs.length} cases (${counts.join(', ')}) in ${Math.round((Date.now() - started) / 1000)} s`)
+}
+
 /** A bash line run with a time limit (a read that never ends is a failure, not a hung suite). */
-function shellTimed(line: string, ms: number): Promise<{code: number; stdout: string; stderr: string}> {
+export function shellTimed(line: string, ms: number, cwd: string): Promise<{code: number; stdout: string; stderr: string}> {
   return new Promise((resolve) => {
-    const p = spawn('bash', ['-c', line], {cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
+    const p = spawn('bash', ['-c', line], {cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
     let stdout = ''
     let stderr = ''
     p.stdout.on('data', (d) => (stdout += d))
@@ -281,15 +333,15 @@ interface Job {
 }
 
 /** What issue 25 adds to the matrix, for every command (its causes 1, 4, 5, 6). */
-function issue25Jobs(): Job[] {
-  const node = `'${process.execPath}' '${bin}'`
+function issue25Jobs(cmds: Record<string, Cmd>, full: string | null): Job[] {
+  const node = `'${process.execPath}' '${BIN}'`
   const jobs: Job[] = []
   const one = (cmd: string, r: {code: number; stderr: string}, codes: number[]): string | null => {
     const lines = spanLines(r.stderr)
     if (!codes.includes(r.code)) return `exit ${r.code}, not ${codes.join(' or ')}`
     return lines.length === 1 && lines[0].startsWith(`span ${cmd}: `) ? null : 'not one `span CMD:` line'
   }
-  for (const [cmd, c] of Object.entries(COMMANDS)) {
+  for (const [cmd, c] of Object.entries(cmds)) {
     const slug = cmd.replace(' ', '-')
     const line = (input: string, out: string, extra = '') => `${node} ${c.args.replace('IN', input).replace('OUT', out)}${extra}`
     // full stdout: the data (or a training run's metrics) goes to stdout; quiet commands have none to lose
