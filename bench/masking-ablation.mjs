@@ -13,6 +13,7 @@
  *   3. each encoder fine-tuned with seeds BENCH_SEEDS on: CoNLL-2003 NER (eng.train → eng.testa, F1),
  *      SST-2 (train → dev, accuracy), LitBank coref fold 0 (train → dev, CoNLL F1), SQuAD 2.0 (the CS224n
  *      half minus its Normans article → the Normans/Rhine subset, F1); the best dev score of each run;
+ *      and, as a control, the same fine-tuning from a randomly initialised `tiny` encoder (no pre-training);
  *   4. a table in Table 6's shape: mean ± half the range over seeds per cell, beside the paper's rows.
  * Work files: bench/out/masking-ablation/ (BENCH_OUT). Not a test.
  *
@@ -26,8 +27,9 @@
  * a third of it), BENCH_COREF_DOCS (2, coref's --max-train-examples), BENCH_COREF_FFNN (150, coref's
  * --ffnn-size; Joshi et al.'s 1000 is sized for base encoders), BENCH_THREADS (1), BENCH_TASKS
  * (ner,sst2,coref,squad: the order they run in, each over every scheme and seed, the table printed after
- * each), BENCH_SCHEMES (the encoders fine-tuned, in this order; an instance sharing BENCH_OUT may take a
- * subset), BENCH_OBJECTIVES (mlm). BENCH_FT_EXAMPLES, BENCH_FT_EVAL_EVERY and BENCH_FT_LR take one value
+ * each), BENCH_SCHEMES (subword,whole-word,entity,noun-phrase,span,none: the rows fine-tuned, in this
+ * order, `none` being a control row fine-tuned from a random initialisation; an instance sharing BENCH_OUT
+ * may take a subset), BENCH_OBJECTIVES (mlm). BENCH_FT_EXAMPLES, BENCH_FT_EVAL_EVERY and BENCH_FT_LR take one value
  * for every task or task=value pairs (e.g. ner=4096,sst2=8192). The matrix products' precision is span's
  * own default (SPAN_NATIVE_PRECISION, else bf16 where the CPU has bf16 dot products), printed first.
  * Rerunning with the same settings reuses what is done (tagged blocks, encoders, fine-tuning results).
@@ -60,7 +62,7 @@ const S = {
   corefDocs: Number(env('BENCH_COREF_DOCS', '2')),
   corefFfnn: env('BENCH_COREF_FFNN', '150'), // the coref head's --ffnn-size
   threads: env('BENCH_THREADS', '1'),
-  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span').split(','), // fine-tuned, in this order
+  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span,none').split(','), // fine-tuned, in this order
   tasks: env('BENCH_TASKS', 'ner,sst2,coref,squad').split(','),
   ftLr: env('BENCH_FT_LR', '1e-3'),
   objectives: env('BENCH_OBJECTIVES', 'mlm'),
@@ -79,6 +81,8 @@ const SCHEMES = [
   ['Noun Phrases', 'noun-phrase', 'np'],
   ['Geometric Spans', 'span', 'ner'],
 ]
+// the control row: the same fine-tuning from a randomly initialised `tiny` encoder (no pre-training)
+const CONTROL = ['No pre-training', 'none']
 // Table 6 (dev): SQuAD 2.0, NewsQA, TriviaQA, Coreference, MNLI-m, QNLI, GLUE avg
 const PAPER = {
   'Subword Tokens': [83.8, 72.0, 76.3, 77.7, 86.7, 92.5, 83.2],
@@ -222,12 +226,14 @@ function tagAll(text, body, models) {
 
 /** One fine-tuning run: the best dev value of the task's metric. */
 function finetune(task, init, seed) {
-  const out = join(OUT, `ft-${task}-${init.split('/').at(-2)}-s${seed}`)
+  const name = init ? init.split('/').at(-2) : 'pt-none' // init null: CONTROL's random initialisation
+  const out = join(OUT, `ft-${task}-${name}-s${seed}`)
+  const start = init ? ['--init', init] : ['--preset', 'tiny', '--vocab', join(models.ner, 'best', 'vocab.txt'), '--cased']
   const lrValue = perTask(S.ftLr, '')(task)
   const lr = lrValue ? ['--lr', lrValue] : [] // '': each task's own (BERT's 5e-5, coref's 2e-5)
   const examples = perTask(S.examples, '256')(task)
   const every = perTask(S.evalEvery, '0')(task)
-  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out]
+  const common = [...start, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out]
   if (task !== 'coref' && Number(every) > 0) common.push('--eval-every', every) // coref: scored at its end only
   const sq = ['--max-len', String(S.squadLen), '--doc-stride', String(Math.round(S.squadLen / 3))]
   const c = join(DATA, 'conll2003')
@@ -302,10 +308,8 @@ function finetune(task, init, seed) {
     .map((l) => JSON.parse(l))
   const best = Math.max(...dev.map((d) => d[argv[1]] ?? d.f1 ?? d.acc ?? NaN)) // spread-ok: one record per dev evaluation of a run
   const score = argv[1] === 'acc' && best <= 1 ? 100 * best : best
-  writeFileSync(done, JSON.stringify({task, init, seed, key, best: score, secs: r.secs, cpu: r.cpu, evaluations: dev.length}) + '\n')
-  console.log(
-    `  ${task} ${init.split('/').at(-2)} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s (CPU ${r.cpu.toFixed(0)} s, best of ${dev.length} evaluations)`,
-  )
+  writeFileSync(done, JSON.stringify({task, init: init ?? 'tiny, random', seed, key, best: score, secs: r.secs, cpu: r.cpu, evaluations: dev.length}) + '\n')
+  console.log(`  ${task} ${name} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s (CPU ${r.cpu.toFixed(0)} s, best of ${dev.length} evaluations)`)
   return score
 }
 
@@ -328,11 +332,14 @@ function printTable(scores) {
   console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
   console.log(`|${' --- |'.repeat(head.length + 7)}`)
   for (const [name, row] of Object.entries(scores))
-    console.log(`| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
+    console.log(
+      `| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${(PAPER[name] ?? Array(7).fill(NaN)).map((x) => (Number.isNaN(x) ? '—' : x.toFixed(1))).join(' | ')} |`,
+    )
 }
 
+const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
+
 async function main() {
-  const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
   for (const m of Object.values(models))
     if (!existsSync(join(m, 'best', 'config.json')))
       throw new Error(`${m}: no span finetune ner run (set BENCH_NER / BENCH_NP; docs/algorithms.md#tagged-masking says how they were trained)`)
@@ -343,11 +350,12 @@ async function main() {
   await pretrainAll(models)
   taskFiles()
   // task by task (every scheme and seed), the table printed after each: a run cut short still has its finished columns
-  const scores = Object.fromEntries(SCHEMES.map(([name]) => [name, {}]))
+  const rows = [...SCHEMES, CONTROL].filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))
+  const scores = Object.fromEntries(rows.map(([name]) => [name, {}]))
   for (const task of S.tasks) {
-    for (const [name, scheme] of SCHEMES.filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))) {
-      const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
-      awaitEncoder(init)
+    for (const [name, scheme] of rows) {
+      const init = scheme === 'none' ? null : join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
+      if (init) awaitEncoder(init)
       scores[name][task] = cell(S.seeds.map((seed) => finetune(task, init, seed)))
     }
     printTable(scores)
