@@ -20,7 +20,7 @@
  *   npm run build && BENCH_NER=ner-run BENCH_NP=np-run node bench/masking-ablation.mjs
  * Settings (env); the defaults are the budget of docs/masking-ablation.md's run (one core of a loaded machine):
  * BENCH_PT_STEPS (100), BENCH_CORPUS_LINES (1500, lines of the corpus kept), BENCH_SEEDS (1,2),
- * BENCH_FT_EXAMPLES (ner=4096,sst2=4096,squad=1024: --max-train-examples of ner, sst2 and squad),
+ * BENCH_FT_EXAMPLES (ner=4096,sst2=8192,squad=1024: --max-train-examples of ner, sst2 and squad),
  * BENCH_FT_EPOCHS (1), BENCH_FT_EVAL_EVERY (ner=32,sst2=32,squad=0: --eval-every of ner, sst2 and squad,
  * each run scored on dev every N steps and at its end, the cell taking the best; 0: at the end only), BENCH_FT_LR (1e-3,
  * every task's --lr; '' for each task's own), BENCH_SQUAD_LEN (384, squad's --max-len; --doc-stride is
@@ -55,7 +55,7 @@ const S = {
   ptSteps: Number(env('BENCH_PT_STEPS', '100')),
   lines: Number(env('BENCH_CORPUS_LINES', '1500')),
   seeds: env('BENCH_SEEDS', '1,2').split(','),
-  examples: env('BENCH_FT_EXAMPLES', 'ner=4096,sst2=4096,squad=1024'),
+  examples: env('BENCH_FT_EXAMPLES', 'ner=4096,sst2=8192,squad=1024'),
   epochs: env('BENCH_FT_EPOCHS', '1'),
   evalEvery: env('BENCH_FT_EVAL_EVERY', 'ner=32,sst2=32,squad=0'),
   squadLen: Number(env('BENCH_SQUAD_LEN', '384')),
