@@ -13,18 +13,25 @@
  *   3. each encoder fine-tuned with seeds BENCH_SEEDS on: CoNLL-2003 NER (eng.train → eng.testa, F1),
  *      SST-2 (train → dev, accuracy), LitBank coref fold 0 (train → dev, CoNLL F1), SQuAD 2.0 (the CS224n
  *      half minus its Normans article → the Normans/Rhine subset, F1); the best dev score of each run;
+ *      and, as a control, the same fine-tuning from a randomly initialised `tiny` encoder (no pre-training);
  *   4. a table in Table 6's shape: mean ± half the range over seeds per cell, beside the paper's rows.
  * Work files: bench/out/masking-ablation/ (BENCH_OUT). Not a test.
  *
  *   npm run build && BENCH_NER=ner-run BENCH_NP=np-run node bench/masking-ablation.mjs
- * Settings (env); the defaults are the budget of docs/masking-ablation.md's run on a loaded 2-core machine:
- * BENCH_PT_STEPS (60), BENCH_CORPUS_LINES (1500, lines of the corpus kept), BENCH_SEEDS (1,2),
- * BENCH_FT_EXAMPLES (256, --max-train-examples of ner, sst2 and squad), BENCH_FT_EPOCHS (1),
- * BENCH_COREF_DOCS (2, coref's --max-train-examples), BENCH_COREF_FFNN (150, coref's --ffnn-size; Joshi
- * et al.'s 1000 is sized for base encoders), BENCH_FT_LR (1e-3, every task's --lr; '' for each task's
- * own), BENCH_THREADS (1), BENCH_TASKS (ner,sst2,squad,coref: the order they run in, each over every
- * scheme and seed, the table printed after each), BENCH_SCHEMES (the encoders fine-tuned, in this order;
- * an instance sharing BENCH_OUT may take a subset), BENCH_OBJECTIVES (mlm).
+ * Settings (env); the defaults are the budget of docs/masking-ablation.md's run (one core of a loaded machine):
+ * BENCH_PT_STEPS (100), BENCH_CORPUS_LINES (1500, lines of the corpus kept), BENCH_SEEDS (1,2),
+ * BENCH_FT_EXAMPLES (ner=4096,sst2=8192,squad=1024: --max-train-examples of ner, sst2 and squad),
+ * BENCH_FT_EPOCHS (1), BENCH_FT_EVAL_EVERY (ner=32,sst2=32,squad=0: --eval-every of ner, sst2 and squad,
+ * each run scored on dev every N steps and at its end, the cell taking the best; 0: at the end only), BENCH_FT_LR (1e-3,
+ * every task's --lr; '' for each task's own), BENCH_SQUAD_LEN (384, squad's --max-len; --doc-stride is
+ * a third of it), BENCH_COREF_DOCS (2, coref's --max-train-examples), BENCH_COREF_FFNN (150, coref's
+ * --ffnn-size; Joshi et al.'s 1000 is sized for base encoders), BENCH_THREADS (1), BENCH_TASKS
+ * (ner,sst2,coref,squad: the order they run in, each over every scheme and seed, the table printed after
+ * each), BENCH_SCHEMES (subword,whole-word,entity,noun-phrase,span,none: the rows fine-tuned, in this
+ * order, `none` being a control row fine-tuned from a random initialisation; an instance sharing BENCH_OUT
+ * may take a subset), BENCH_OBJECTIVES (mlm). BENCH_FT_EXAMPLES, BENCH_FT_EVAL_EVERY and BENCH_FT_LR take one value
+ * for every task or task=value pairs (e.g. ner=4096,sst2=8192). The matrix products' precision is span's
+ * own default (SPAN_NATIVE_PRECISION, else bf16 where the CPU has bf16 dot products), printed first.
  * Rerunning with the same settings reuses what is done (tagged blocks, encoders, fine-tuning results).
  */
 import {spawnSync} from 'node:child_process'
@@ -38,19 +45,34 @@ const BIN = join(ROOT, 'bin', 'run.js')
 const env = (k, d) => process.env[k] ?? d
 const DATA = env('SPAN_SHARED_DATA', join(ROOT, '..', 'shared', 'data'))
 const OUT = env('BENCH_OUT', join(ROOT, 'bench', 'out', 'masking-ablation'))
+/** A setting that is one value for every task, or `task=value,...` pairs (a task not named: `fallback`). */
+const perTask = (value, fallback) => (task) => {
+  if (!value.includes('=')) return value
+  const pair = value.split(',').find((p) => p.split('=')[0] === task)
+  return pair ? pair.slice(pair.indexOf('=') + 1) : fallback
+}
 const S = {
-  ptSteps: Number(env('BENCH_PT_STEPS', '60')),
+  ptSteps: Number(env('BENCH_PT_STEPS', '100')),
   lines: Number(env('BENCH_CORPUS_LINES', '1500')),
   seeds: env('BENCH_SEEDS', '1,2').split(','),
-  examples: env('BENCH_FT_EXAMPLES', '256'),
+  examples: env('BENCH_FT_EXAMPLES', 'ner=4096,sst2=8192,squad=1024'),
   epochs: env('BENCH_FT_EPOCHS', '1'),
+  evalEvery: env('BENCH_FT_EVAL_EVERY', 'ner=32,sst2=32,squad=0'),
+  squadLen: Number(env('BENCH_SQUAD_LEN', '384')),
   corefDocs: Number(env('BENCH_COREF_DOCS', '2')),
   corefFfnn: env('BENCH_COREF_FFNN', '150'), // the coref head's --ffnn-size
   threads: env('BENCH_THREADS', '1'),
-  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span').split(','), // fine-tuned, in this order
-  tasks: env('BENCH_TASKS', 'ner,sst2,squad,coref').split(','),
+  schemes: env('BENCH_SCHEMES', 'subword,whole-word,entity,noun-phrase,span,none').split(','), // fine-tuned, in this order
+  tasks: env('BENCH_TASKS', 'ner,sst2,coref,squad').split(','),
   ftLr: env('BENCH_FT_LR', '1e-3'),
   objectives: env('BENCH_OBJECTIVES', 'mlm'),
+  precision: env('SPAN_NATIVE_PRECISION', ''), // '': span's default, which nativePrecision() reads from span doctor
+}
+/** The matrix products' precision every command runs at: SPAN_NATIVE_PRECISION, else the native default `span doctor` reports. */
+function nativePrecision() {
+  if (S.precision) return S.precision
+  const r = spawnSync('node', [BIN, 'doctor'], {encoding: 'utf8'})
+  return /default precision (\w+)/.exec(`${r.stdout}${r.stderr}`)?.[1] ?? 'unknown (span doctor did not say)'
 }
 const SCHEMES = [
   ['Subword Tokens', 'subword', 'ner'],
@@ -59,6 +81,8 @@ const SCHEMES = [
   ['Noun Phrases', 'noun-phrase', 'np'],
   ['Geometric Spans', 'span', 'ner'],
 ]
+// the control row: the same fine-tuning from a randomly initialised `tiny` encoder (no pre-training)
+const CONTROL = ['No pre-training', 'none']
 // Table 6 (dev): SQuAD 2.0, NewsQA, TriviaQA, Coreference, MNLI-m, QNLI, GLUE avg
 const PAPER = {
   'Subword Tokens': [83.8, 72.0, 76.3, 77.7, 86.7, 92.5, 83.2],
@@ -86,8 +110,9 @@ function span(args, {input, out} = {}) {
     process.exit(1)
   }
   const times = r.stderr.trim().split('\n').at(-1).split(' ').map(Number)
-  if (times.length === 2 && times.every(Number.isFinite)) childCpu += times[0] + times[1]
-  return {stdout: r.stdout, stderr: r.stderr, secs: (performance.now() - t0) / 1000}
+  const cpu = times.length === 2 && times.every(Number.isFinite) ? times[0] + times[1] : NaN // the command's user + system CPU
+  if (Number.isFinite(cpu)) childCpu += cpu
+  return {stdout: r.stdout, stderr: r.stderr, secs: (performance.now() - t0) / 1000, cpu}
 }
 
 /** The corpus text: documents separated by blank lines. */
@@ -157,7 +182,7 @@ async function pretrainAll(models) {
     args.push('--max-steps', String(S.ptSteps), '--warmup', String(Math.max(1, Math.round(S.ptSteps / 10))), '--batch-size', '32', '--lr', '1e-3')
     args.push('--seed', '1', '--save-every', String(S.ptSteps), '--log-every', '10', '--threads', S.threads, '--out', run)
     const r = span(args)
-    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s`)
+    console.log(`pretrain ${scheme}: ${S.ptSteps} steps in ${r.secs.toFixed(0)} s (CPU ${r.cpu.toFixed(0)} s)`)
   }
 }
 
@@ -201,15 +226,34 @@ function tagAll(text, body, models) {
 
 /** One fine-tuning run: the best dev value of the task's metric. */
 function finetune(task, init, seed) {
-  const out = join(OUT, `ft-${task}-${init.split('/').at(-2)}-s${seed}`)
-  const lr = S.ftLr ? ['--lr', S.ftLr] : [] // '': each task's own (BERT's 5e-5, coref's 2e-5)
-  const common = ['--init', init, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out, '--max-train-examples', S.examples]
+  const name = init ? init.split('/').at(-2) : 'pt-none' // init null: CONTROL's random initialisation
+  const out = join(OUT, `ft-${task}-${name}-s${seed}`)
+  const start = init ? ['--init', init] : ['--preset', 'tiny', '--vocab', join(models.ner, 'best', 'vocab.txt'), '--cased']
+  const lrValue = perTask(S.ftLr, '')(task)
+  const lr = lrValue ? ['--lr', lrValue] : [] // '': each task's own (BERT's 5e-5, coref's 2e-5)
+  const examples = perTask(S.examples, '256')(task)
+  const every = perTask(S.evalEvery, '0')(task)
+  const common = [...start, '--seed', seed, '--epochs', S.epochs, '--threads', S.threads, ...lr, '--out', out]
+  if (task !== 'coref' && Number(every) > 0) common.push('--eval-every', every) // coref: scored at its end only
+  const sq = ['--max-len', String(S.squadLen), '--doc-stride', String(Math.round(S.squadLen / 3))]
   const c = join(DATA, 'conll2003')
   const lit = join(DATA, 'coref', 'litbank', 'tenfold_splits', '0')
   const argv = {
-    ner: [['finetune', 'ner', '--train', join(c, 'eng.train'), '--dev', join(c, 'eng.testa'), ...common], 'f1'],
+    ner: [['finetune', 'ner', '--train', join(c, 'eng.train'), '--dev', join(c, 'eng.testa'), ...common, '--max-train-examples', examples], 'f1'],
     sst2: [
-      ['finetune', 'glue', '--task', 'SST-2', '--train', join(DATA, 'glue', 'SST-2', 'train.tsv'), '--dev', join(DATA, 'glue', 'SST-2', 'dev.tsv'), ...common],
+      [
+        'finetune',
+        'glue',
+        '--task',
+        'SST-2',
+        '--train',
+        join(DATA, 'glue', 'SST-2', 'train.tsv'),
+        '--dev',
+        join(DATA, 'glue', 'SST-2', 'dev.tsv'),
+        ...common,
+        '--max-train-examples',
+        examples,
+      ],
       'acc',
     ],
     coref: [
@@ -220,7 +264,8 @@ function finetune(task, init, seed) {
         join(lit, 'train.ids'),
         '--dev',
         join(lit, 'dev.ids'),
-        ...common.slice(0, -1),
+        ...common,
+        '--max-train-examples',
         String(S.corefDocs),
         '--ffnn-size',
         S.corefFfnn,
@@ -228,13 +273,26 @@ function finetune(task, init, seed) {
       'conll_f1',
     ],
     squad: [
-      ['finetune', 'squad', '--train', join(OUT, 'squad-train.json'), '--dev', join(DATA, 'squad', 'squad-v2.0-dev-subset-normans-rhine.json'), ...common],
+      [
+        'finetune',
+        'squad',
+        '--train',
+        join(OUT, 'squad-train.json'),
+        '--dev',
+        join(DATA, 'squad', 'squad-v2.0-dev-subset-normans-rhine.json'),
+        ...common,
+        '--max-train-examples',
+        examples,
+        ...sq,
+      ],
       'f1',
     ],
   }[task]
   const done = `${out}.json` // the run's result: a rerun of the bench skips it
   const key = JSON.stringify(
-    task === 'coref' ? {epochs: S.epochs, corefDocs: S.corefDocs, ffnn: S.corefFfnn, lr: S.ftLr} : {examples: S.examples, epochs: S.epochs, lr: S.ftLr},
+    task === 'coref'
+      ? {epochs: S.epochs, corefDocs: S.corefDocs, ffnn: S.corefFfnn, lr: lrValue, precision: S.precision}
+      : {examples, epochs: S.epochs, lr: lrValue, every, precision: S.precision, ...(task === 'squad' ? {len: S.squadLen} : {})},
   ) // what the run's result depends on besides its name
   if (existsSync(done) && JSON.parse(readFileSync(done, 'utf8')).key === key) return JSON.parse(readFileSync(done, 'utf8')).best
   if (lockedByLive(out)) {
@@ -250,8 +308,8 @@ function finetune(task, init, seed) {
     .map((l) => JSON.parse(l))
   const best = Math.max(...dev.map((d) => d[argv[1]] ?? d.f1 ?? d.acc ?? NaN)) // spread-ok: one record per dev evaluation of a run
   const score = argv[1] === 'acc' && best <= 1 ? 100 * best : best
-  writeFileSync(done, JSON.stringify({task, init, seed, key, best: score, secs: r.secs}) + '\n')
-  console.log(`  ${task} ${init.split('/').at(-2)} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s`)
+  writeFileSync(done, JSON.stringify({task, init: init ?? 'tiny, random', seed, key, best: score, secs: r.secs, cpu: r.cpu, evaluations: dev.length}) + '\n')
+  console.log(`  ${task} ${name} seed ${seed}: ${score.toFixed(2)} in ${r.secs.toFixed(0)} s (CPU ${r.cpu.toFixed(0)} s, best of ${dev.length} evaluations)`)
   return score
 }
 
@@ -274,26 +332,30 @@ function printTable(scores) {
   console.log(`\n| ${head.join(' | ')} | paper: SQuAD 2.0 | NewsQA | TriviaQA | Coref | MNLI-m | QNLI | GLUE |`)
   console.log(`|${' --- |'.repeat(head.length + 7)}`)
   for (const [name, row] of Object.entries(scores))
-    console.log(`| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${PAPER[name].map((x) => x.toFixed(1)).join(' | ')} |`)
+    console.log(
+      `| ${[name, ...tasks.map((t) => row[t] ?? '—')].join(' | ')} | ${(PAPER[name] ?? Array(7).fill(NaN)).map((x) => (Number.isNaN(x) ? '—' : x.toFixed(1))).join(' | ')} |`,
+    )
 }
 
+const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
+
 async function main() {
-  const models = {ner: env('BENCH_NER', join(OUT, 'ner')), np: env('BENCH_NP', join(OUT, 'np'))}
   for (const m of Object.values(models))
     if (!existsSync(join(m, 'best', 'config.json')))
       throw new Error(`${m}: no span finetune ner run (set BENCH_NER / BENCH_NP; docs/algorithms.md#tagged-masking says how they were trained)`)
   mkdirSync(OUT, {recursive: true})
   const t0 = performance.now()
   const load0 = loadavg()[0]
-  console.log(`masking ablation: ${JSON.stringify(S)}; ${cpus().length} cores, load ${load0.toFixed(1)}`)
+  console.log(`masking ablation: ${JSON.stringify(S)}; precision ${nativePrecision()}; ${cpus().length} cores, load ${load0.toFixed(1)}`)
   await pretrainAll(models)
   taskFiles()
   // task by task (every scheme and seed), the table printed after each: a run cut short still has its finished columns
-  const scores = Object.fromEntries(SCHEMES.map(([name]) => [name, {}]))
+  const rows = [...SCHEMES, CONTROL].filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))
+  const scores = Object.fromEntries(rows.map(([name]) => [name, {}]))
   for (const task of S.tasks) {
-    for (const [name, scheme] of SCHEMES.filter(([, id]) => S.schemes.includes(id)).sort(([, a], [, b]) => S.schemes.indexOf(a) - S.schemes.indexOf(b))) {
-      const init = join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
-      awaitEncoder(init)
+    for (const [name, scheme] of rows) {
+      const init = scheme === 'none' ? null : join(OUT, `pt-${scheme}`, `checkpoint-${S.ptSteps}`)
+      if (init) awaitEncoder(init)
       scores[name][task] = cell(S.seeds.map((seed) => finetune(task, init, seed)))
     }
     printTable(scores)
