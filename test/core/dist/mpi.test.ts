@@ -178,9 +178,7 @@ describe.skipIf(why !== null)(`MPI engine under mpirun -np 2${why ? ` (skipped: 
     expect(la.length).toBe(8)
     la.forEach((r, i) => expect(Math.abs(lb[i].loss - r.loss) / r.loss, `step ${r.step}`).toBeLessThan(1e-5))
     expect(await weightGap(join(tmp, 'g1', 'best'), join(tmp, 'g2', 'best'))).toBeLessThan(1e-5)
-    const c1 = run([...MPI, ...ft('g3', '4'), '--stop-at', '2']) // the shared loop saves world 2; one process may not continue it
-    expect(c1.code, c1.stderr).toBe(0)
-    const c2 = run([...ft('g3', '4'), '--resume', join(tmp, 'g3')])
+    const c2 = run([...ft('g2', '4'), '--resume', join(tmp, 'g2')]) // the shared loop saved world 2 (g2's checkpoints); one process may not continue it
     expect(c2.code).toBe(1)
     expect(c2.stderr).toMatch(/the run was trained on 2 processes, this one has 1; resume with the same number \(mpirun -np 2\)/)
   })
