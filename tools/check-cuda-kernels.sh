@@ -13,6 +13,10 @@
 # Without --nvrtc: the newest libnvrtc.so.N in the system loader's cache (Debian's 11.8 from
 # tools/ci-cuda-deps.sh here; CUDA 13's on a GPU machine) and the libnvrtc-builtins beside it.
 # Exit 0 when all compile, 1 on a compile error, 2 when no NVRTC or no C++ compiler is found.
+# SPAN_NVCC_CACHE=DIR (.ci/run sets one outside the clone): an nvcc -cubin that compiled is remembered
+# under the hash of what it read (nvcc --version, the arch, the -D, the kernel, every file of its folder
+# and of native/cuda/kernels/), and a later run with the same inputs prints its "ok nvcc" line
+# without compiling again; a failure is never remembered. NVRTC always compiles.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 archs=sm_80,sm_90
@@ -72,6 +76,12 @@ for arch in $(echo "$archs" | tr , ' '); do
   [ "$rc" = 0 ] || bad=1
 done
 if [ -x "$nvcc" ]; then
+  cache=${SPAN_NVCC_CACHE:-}
+  hits=0
+  n=0
+  if [ -n "$cache" ]; then
+    nvcc_id=$("$nvcc" --version | sha256sum) && mkdir -p "$cache" || cache=""
+  fi
   for arch in $(echo "$archs" | tr , ' '); do
     for f in "$@"; do
       # the file itself, then each variant of its "// check-variants:" line (-DNAME=1; NAME@SM: from sm_SM on), as nvrtc-compile does
@@ -82,8 +92,17 @@ if [ -x "$nvcc" ]; then
         [ "$v" != default ] || v=""
         label=$f${v:+[$v]}
         case $nv in *@*) if [ "${arch#sm_}" -lt "${nv#*@}" ]; then echo "skip nvcc $label $arch (sm_${nv#*@} and later)"; continue; fi ;; esac
-        if "$nvcc" -cubin -arch="$arch" -I"$kernels" ${v:+-D$v=1} -o "$tmp/k.cubin" "$f" 2> "$tmp/nvcc.log"; then
-          echo "ok nvcc $label $arch $(wc -c < "$tmp/k.cubin") bytes"
+        n=$((n + 1))
+        key=""
+        [ -z "$cache" ] || key=$( (echo "$nvcc_id $arch $v" && cat "$f" "$kernels"/* "$(dirname "$f")"/* 2> /dev/null) | sha256sum | cut -c1-40)
+        if [ -n "$key" ] && [ -f "$cache/$key" ]; then
+          touch "$cache/$key"
+          echo "ok nvcc $label $arch $(cat "$cache/$key") bytes"
+          hits=$((hits + 1))
+        elif "$nvcc" -cubin -arch="$arch" -I"$kernels" ${v:+-D$v=1} -o "$tmp/k.cubin" "$f" 2> "$tmp/nvcc.log"; then
+          bytes=$(wc -c < "$tmp/k.cubin")
+          echo "ok nvcc $label $arch $bytes bytes"
+          if [ -n "$key" ]; then echo "$bytes" > "$cache/$key.$$" && mv "$cache/$key.$$" "$cache/$key"; fi
         elif grep -q "Unsupported gpu architecture" "$tmp/nvcc.log"; then
           echo "skip nvcc $label $arch (this nvcc cannot target it: CUDA 13 dropped sm_70 and sm_72)"
         else
@@ -94,6 +113,7 @@ if [ -x "$nvcc" ]; then
       done
     done
   done
+  [ -z "$cache" ] || echo "nvcc: $hits of $n from the cache $cache"
 else
   echo "nvcc not found ($nvcc): nvcc -cubin not checked"
 fi

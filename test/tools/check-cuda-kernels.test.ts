@@ -1,5 +1,5 @@
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync, readdirSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -41,6 +41,30 @@ describe.skipIf(why !== null)(`tools/check-cuda-kernels.sh with a real NVRTC${wh
 
   it.skipIf(!NVCC)('and with nvcc -cubin (CUDA 13)', () => {
     for (const k of kernels) for (const arch of ['sm_80', 'sm_90']) expect(all.stdout).toMatch(new RegExp(`^ok nvcc \\S*/${k} ${arch} \\d+ bytes$`, 'm'))
+  })
+
+  it.skipIf(!NVCC)('SPAN_NVCC_CACHE: the same inputs give the same lines without nvcc again; another kernel text compiles; a failure is not kept', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'span-nvcc-cache-'))
+    const cache = join(dir, 'cache')
+    cpSync(kernelDir, join(dir, 'k'), {recursive: true})
+    const k = join(dir, 'k', 'copy.cu')
+    const once = (file: string) => run(['--arch', 'sm_80', file], {SPAN_NVCC_CACHE: cache})
+    const nvccLines = (s: string) => s.split('\n').filter((l) => l.startsWith('ok nvcc '))
+    const first = once(k)
+    expect(first.status, first.stderr).toBe(0)
+    expect(first.stdout).toContain(`nvcc: 0 of 1 from the cache ${cache}`)
+    const again = once(k)
+    expect(again.stdout).toContain(`nvcc: 1 of 1 from the cache ${cache}`)
+    expect(nvccLines(again.stdout)).toEqual(nvccLines(first.stdout))
+    expect(nvccLines(again.stdout)).toEqual([expect.stringMatching(/^ok nvcc \S*\/copy\.cu sm_80 \d+ bytes$/)])
+    writeFileSync(k, readFileSync(k, 'utf8') + '\n// another text\n')
+    expect(once(k).stdout).toContain('nvcc: 0 of 1 from the cache') // compiled again
+    writeFileSync(k, readFileSync(k, 'utf8').replace(/\{/, '{ int broken = ;'))
+    for (let i = 0; i < 2; i++) {
+      const bad = once(k)
+      expect(bad.status).toBe(1)
+      expect(bad.stderr).toMatch(/copy\.cu: nvcc -cubin -arch=sm_80 failed/)
+    }
   })
 
   it('a compile error fails the check with the compiler log (INFINITY is not defined under NVRTC)', () => {
