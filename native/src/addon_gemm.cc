@@ -20,12 +20,12 @@ namespace {
 
 void set(napi_env env, napi_value o, const char* key, napi_value v) { napi_set_named_property(env, o, key, v); }
 
-/** The paths this build has, fastest first. */
+/** The paths this build has, in the default's order (gemm.h). */
 napi_value paths(napi_env env) {
   napi_value arr;
   napi_create_array(env, &arr);
   uint32_t n = 0;
-  for (span::GemmPath p : {span::GemmPath::avx512, span::GemmPath::onednn, span::GemmPath::blas, span::GemmPath::builtin}) {
+  for (span::GemmPath p : {span::GemmPath::onednn, span::GemmPath::avx512, span::GemmPath::blas, span::GemmPath::builtin}) {
     span::GemmPath was = span::gemm_path();
     if (!span::set_gemm_path(p)) continue;
     span::set_gemm_path(was);

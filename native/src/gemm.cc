@@ -152,17 +152,20 @@ bool path_available(GemmPath p) {
 }
 
 /**
- * The default path (SPAN_GEMM_PATH names another: avx512, onednn, blas, builtin): span's own AVX-512 kernel where the CPU has AVX-512 (bench/gemm.mjs measured it
- * ahead of oneDNN 2.6.3 in fp32 and bf16 on the products of a training step), else oneDNN when linked
- * and started, else the BLAS, else the builtin kernel.
+ * The default path (SPAN_GEMM_PATH names another: avx512, onednn, blas, builtin): oneDNN when linked and
+ * started, else span's own AVX-512 kernel where the CPU has AVX-512, else the BLAS, else the builtin
+ * kernel. oneDNN first: on the quiet 2-core Zen 5 a whole base training step ran faster on it than on
+ * span's kernel in every round (fp32 4-19%, bf16 1-11%) and a mini step level (bench/gemm-paths-step.mjs),
+ * the single products being level (bench/gemm.mjs); span's kernel is 7-15x the builtin one where oneDNN
+ * is absent (the portable bundle, a build without libdnnl).
  */
 GemmPath default_path() {
   if (const char* v = std::getenv("SPAN_GEMM_PATH")) {  // a path this build and CPU have, else the default
     for (GemmPath p : {GemmPath::avx512, GemmPath::onednn, GemmPath::blas, GemmPath::builtin})
       if (std::strcmp(v, gemm_path_name(p)) == 0 && path_available(p)) return p;
   }
-  if (span_gemm_fp32_ready()) return GemmPath::avx512;
   if (dnnl_ready()) return GemmPath::onednn;
+  if (span_gemm_fp32_ready()) return GemmPath::avx512;
 #ifdef SPAN_HAVE_CBLAS
   return GemmPath::blas;
 #else

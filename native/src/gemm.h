@@ -17,10 +17,11 @@ Precision gemm_precision();
 float round_bf16(float x);
 
 /**
- * Where the products run: span's own AVX-512 kernel (gemm_span.cc; where the CPU has AVX-512F, and for
- * bf16 avx512_bf16, else oneDNN's bf16), oneDNN's matmul primitives (when linked), the BLAS' sgemm
- * (when linked), or the builtin kernel. The default is the first available, in that order (bench/gemm.mjs
- * measured each ahead of the next in fp32 and bf16 on an AVX-512 machine); setGemmPath changes it.
+ * Where the products run: oneDNN's matmul primitives (when linked), span's own AVX-512 kernel
+ * (gemm_span.cc; where the CPU has AVX-512F, and for bf16 avx512_bf16, else oneDNN's bf16), the BLAS'
+ * sgemm (when linked), or the builtin kernel. The default is the first available, in that order
+ * (bench/gemm-paths-step.mjs: a training step; bench/gemm.mjs: each product); setGemmPath and
+ * SPAN_GEMM_PATH change it.
  */
 enum class GemmPath { builtin = 0, blas = 1, onednn = 2, avx512 = 3 };
 /** false (nothing changed) when that path is not in this build. */
