@@ -600,6 +600,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"gemmLd", span_gemm_napi::GemmLd},
       {"matmulBeta", span_gemm_napi::MatmulBeta},
       {"peak", span_gemm_napi::MeasurePeak},
+      {"peakAll", span_gemm_napi::MeasurePeakAll},
   };
   span_napi::defineMethods(env, exports, methods);
   return exports;

@@ -45,6 +45,9 @@ constexpr size_t kNr = 32;   // columns of the C tile: two zmm
 // reduce), so a panel's block (≤ 1024 × 32 words: 128 KiB) and A's block (≥ 48 rows) stream from L2.
 constexpr size_t kAblock = 48 * 1024 * 4;  // bytes of packed A per block: 48 rows at 1024 k units (fewer k, more rows)
 constexpr size_t kKc = 1024;               // k units (fp32 elements, bf16 pairs) per block
+// How far ahead on each row the transposing packers prefetch, in 32-bit elements (512 bytes: measured
+// against 256 and 1024 bytes on bench/gemm.mjs's base shapes, +3-4% on a product against none).
+constexpr size_t kAhead = 128;
 
 /** A 64-byte aligned scratch buffer that grows and is kept (one per thread, per role). */
 struct Scratch {
@@ -182,6 +185,8 @@ SPAN_AVX512 void pack_transposed(const uint32_t* src, size_t ld, size_t K, size_
       const size_t kn = std::min<size_t>(16, K - k0);
       const __mmask16 mask = (__mmask16)((1u << kn) - 1);
       __m512i r[16];
+      for (size_t j = 0; j < 16 && j0 + j < w; j++)  // 512 bytes ahead on each row: the loads waited on memory
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + k0 + kAhead), _MM_HINT_T0);
       for (size_t j = 0; j < 16; j++)
         r[j] = j0 + j < w ? _mm512_maskz_loadu_epi32(mask, src + (j0 + j) * ld + k0) : _mm512_setzero_si512();
       transpose16(r);
@@ -226,6 +231,10 @@ SPAN_AVX512BW void pack_transposed_bf16(const float* src, size_t ld, size_t K, s
       const __mmask16 m0 = (__mmask16)((1u << std::min<size_t>(16, f)) - 1);
       const __mmask16 m1 = (__mmask16)((1u << (f > 16 ? f - 16 : 0)) - 1);
       __m512i r[16];
+      for (size_t j = 0; j < 16 && j0 + j < w; j++) {  // 512 bytes ahead on each row: the loads waited on memory
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + 2 * k0 + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + 2 * k0 + kAhead + 16), _MM_HINT_T0);
+      }
       for (size_t j = 0; j < 16; j++)
         r[j] = j0 + j < w ? pairs32(src + (j0 + j) * ld + 2 * k0, m0, m1) : _mm512_setzero_si512();
       transpose16(r);
@@ -272,16 +281,52 @@ void pack_panel(const Run& r, size_t q, uint32_t* dst) {
   pack_transposed(reinterpret_cast<const uint32_t*>(p.b) + j0 * p.ldb, p.ldb, p.K, w, kNr, dst, kNr);
 }
 
+/** 16 bf16 pair words: (x0[j], x1[j]) for 16 columns, rounded as round_bf16 (x1 null: an odd K's last row, zero). */
+SPAN_AVX512BW SPAN_INLINE __m512i pair_words(const float* x0, const float* x1) {
+  const __m512i l = _mm512_cvtepu16_epi32(round16(_mm512_loadu_ps(x0)));
+  if (!x1) return l;
+  return _mm512_or_si512(l, _mm512_slli_epi32(_mm512_cvtepu16_epi32(round16(_mm512_loadu_ps(x1))), 16));
+}
+
+/**
+ * B stored [K, N]: k unit u of the first `full` panels (all 32 columns present), without masks: fp32
+ * B's row u, bf16 rows 2u and 2u + 1 paired. A tenth of a product's time at [1024, 3072]·[3072, 768]
+ * went to the masked per-panel path before (bench/gemm.mjs's ffn dx).
+ */
+SPAN_AVX512BW void pack_b_unit(const Run& r, size_t u, size_t full, uint32_t* bp) {
+  const SpanProduct& p = r.p;
+  uint32_t* dst = bp + u * kNr;
+  const size_t step = r.units * kNr;  // words between panels
+  if (!r.bf16) {
+    const float* x = p.b + u * p.ldb;
+    for (size_t q = 0; q < full; q++, x += kNr, dst += step) {
+      _mm512_store_si512(dst, _mm512_castps_si512(_mm512_loadu_ps(x)));
+      _mm512_store_si512(dst + 16, _mm512_castps_si512(_mm512_loadu_ps(x + 16)));
+    }
+    return;
+  }
+  const float* x0 = p.b + 2 * u * p.ldb;
+  const float* x1 = 2 * u + 1 < p.K ? x0 + p.ldb : nullptr;
+  for (size_t q = 0; q < full; q++, dst += step) {
+    const size_t j = q * kNr;
+    _mm512_store_si512(dst, pair_words(x0 + j, x1 ? x1 + j : nullptr));
+    _mm512_store_si512(dst + 16, pair_words(x0 + j + 16, x1 ? x1 + j + 16 : nullptr));
+  }
+}
+
 /** B stored [K, N]: k units [u0, u1) of every panel, B's rows read once each in order (not a page per row per panel). */
 void pack_b_rows(const Run& r, size_t u0, size_t u1, uint32_t* bp) {
   const SpanProduct& p = r.p;
-  for (size_t u = u0; u < u1; u++)
-    for (size_t q = 0; q < r.panels; q++) {
+  const size_t full = p.N / kNr;
+  for (size_t u = u0; u < u1; u++) {
+    pack_b_unit(r, u, full, bp);
+    for (size_t q = full; q < r.panels; q++) {  // the last panel, partly filled
       const size_t j0 = q * kNr, w = std::min(kNr, p.N - j0);
       uint32_t* dst = bp + (q * r.units + u) * kNr;
       if (r.bf16) pack_pairs_f32(p.b + 2 * u * p.ldb + j0, p.ldb, std::min<size_t>(2, p.K - 2 * u), w, kNr, dst, kNr);
       else pack_rows(reinterpret_cast<const uint32_t*>(p.b) + u * p.ldb + j0, p.ldb, 1, w, kNr, dst, kNr);
     }
+  }
 }
 
 /**
