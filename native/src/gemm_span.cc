@@ -371,6 +371,30 @@ void pack_a(const Run& r, size_t ic, size_t ie, size_t pc, size_t kc, uint32_t* 
   }
 }
 
+/** B's panel q, k units [pc, pc + kc) only, into dst ([kc][32] words): a product that packs B as it goes. */
+SPAN_AVX512BW void pack_panel_block(const Run& r, size_t q, size_t pc, size_t kc, uint32_t* dst) {
+  const SpanProduct& p = r.p;
+  const size_t j0 = q * kNr, w = std::min(kNr, p.N - j0);
+  const uint32_t* b32 = reinterpret_cast<const uint32_t*>(p.b);
+  const size_t floats = r.bf16 ? std::min(2 * kc, p.K - 2 * pc) : kc;  // B's k rows (or columns) in the block
+  if (p.transB && r.bf16) return pack_transposed_bf16(p.b + j0 * p.ldb + 2 * pc, p.ldb, floats, w, kNr, dst, kNr);
+  if (p.transB) return pack_transposed(b32 + j0 * p.ldb + pc, p.ldb, kc, w, kNr, dst, kNr);
+  if (w < kNr && r.bf16) return pack_pairs_f32(p.b + 2 * pc * p.ldb + j0, p.ldb, floats, w, kNr, dst, kNr);
+  if (w < kNr) return pack_rows(b32 + pc * p.ldb + j0, p.ldb, kc, w, kNr, dst, kNr);
+  for (size_t u = 0; u < kc; u++, dst += kNr) {  // a full panel: no masks
+    const size_t k = r.bf16 ? 2 * (pc + u) : pc + u;
+    const float* x0 = p.b + k * p.ldb + j0;
+    if (!r.bf16) {
+      _mm512_store_si512(dst, _mm512_castps_si512(_mm512_loadu_ps(x0)));
+      _mm512_store_si512(dst + 16, _mm512_castps_si512(_mm512_loadu_ps(x0 + 16)));
+      continue;
+    }
+    const float* x1 = k + 1 < p.K ? x0 + p.ldb : nullptr;
+    _mm512_store_si512(dst, pair_words(x0, x1));
+    _mm512_store_si512(dst + 16, pair_words(x0 + 16, x1 ? x1 + 16 : nullptr));
+  }
+}
+
 /** Rows [i0, i1) of C × panels [q0, q1): A's row blocks, K blocks (A packed), panels, then 12-row tiles. */
 void compute(const Run& r, size_t i0, size_t i1, size_t q0, size_t q1) {
   const SpanProduct& p = r.p;
@@ -387,7 +411,13 @@ void compute(const Run& r, size_t i0, size_t i1, size_t q0, size_t q1) {
         const size_t w = std::min(kNr, p.N - q * kNr);
         Tile t{nullptr, p.ldc, 0, pc > 0 || p.beta != 0.0f, (__mmask16)((1u << std::min<size_t>(w, 16)) - 1),
                (__mmask16)((1u << (w > 16 ? w - 16 : 0)) - 1), w == kNr};
-        const uint32_t* bq = r.bp + (q * r.units + pc) * kNr;
+        const uint32_t* bq = r.bp ? r.bp + (q * r.units + pc) * kNr : nullptr;
+        if (!bq) {  // B packed as it goes: this block of the panel is used here only
+          thread_local Scratch sq;
+          uint32_t* own = static_cast<uint32_t*>(sq.get(kc * kNr * 4));
+          pack_panel_block(r, q, pc, kc, own);
+          bq = own;
+        }
         for (size_t i = ic; i < ie; i += kMr) {
           t.c = p.c + i * p.ldc + q * kNr, t.mr = std::min(kMr, ie - i);
           const uint32_t* at = r.tiles ? r.tiles + ((i / kMr) * r.units + pc) * kMr : ap + (i - ic) * kc;
@@ -417,22 +447,27 @@ void span_gemm(const SpanProduct& p, bool bf16, bool parallel) {
   const Each each = [&](size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
     if (threads > 1) parallel_for(n, grain, fn); else fn(0, n);
   };
-  uint32_t* bp = static_cast<uint32_t*>(sb.get(r.panels * r.units * kNr * 4));
-  if (p.transB)
+  const size_t tiles = (p.M + kMr - 1) / kMr;
+  const bool by_panels = threads > 1 && (tiles < 4 * threads || p.M <= kSmallM) && r.panels >= threads;
+  // A few rows, each thread with all of them (one block): every block of B's panels is used once, so it
+  // is packed where it is used, in L1/L2, not written to memory whole and read back (94 MB each way
+  // for the decoder's [145, 768]·[768, 30522]).
+  const bool as_it_goes = p.M <= kSmallM && (threads == 1 || by_panels);
+  uint32_t* bp = as_it_goes ? nullptr : static_cast<uint32_t*>(sb.get(r.panels * r.units * kNr * 4));
+  if (bp && p.transB)
     each(r.panels, 1, [&](size_t q0, size_t q1) {
       for (size_t q = q0; q < q1; q++) pack_panel(r, q, bp + q * r.units * kNr);
     });
-  else
+  else if (bp)
     each(r.units, 16, [&](size_t u0, size_t u1) { pack_b_rows(r, u0, u1, bp); });
   r.bp = bp;
-  const size_t tiles = (p.M + kMr - 1) / kMr;
   if (p.transA) {
     thread_local Scratch st;
     uint32_t* t = static_cast<uint32_t*>(st.get(tiles * r.units * kMr * 4));
     each(r.units, 16, [&](size_t u0, size_t u1) { prepack_a_rows(r, u0, u1, t); });
     r.tiles = t;
   }
-  if (threads > 1 && (tiles < 4 * threads || p.M <= kSmallM) && r.panels >= threads)  // each thread streams half of B
+  if (by_panels)  // each thread streams half of B
     return parallel_for(r.panels, 1, [&](size_t q0, size_t q1) { compute(r, 0, p.M, q0, q1); });
   each(tiles, 1, [&](size_t t0, size_t t1) { compute(r, t0 * kMr, std::min(t1 * kMr, p.M), 0, r.panels); });
 }
