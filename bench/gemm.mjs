@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The native addon's matrix products on each path this build has (span's avx512 kernel, oneDNN, the
 // BLAS, the builtin kernel), in fp32 and bf16, against the machine's peak. Plain JS over the built addon:
-//   node bench/gemm.mjs [--threads N] [--rounds R] [--shapes 1024,mini,base] [--paths onednn,avx512]
+//   node bench/gemm.mjs [--threads N] [--rounds R] [--shapes 1024,mini,base,decoder] [--paths onednn,avx512]
 // The peak is measured, not looked up (native/src/peak.cc): the clock from a chain of dependent
 // integer adds, FLOP per cycle from independent 512-bit (or 256-bit) FMAs and vdpbf16ps; the
 // machine's peak = threads × FMA pipes × lanes × 2 × GHz (fp32), × 2 again for bf16 (vdpbf16ps:
@@ -50,8 +50,21 @@ function shapes() {
       list.push({name: `${n}³`, batchA: 1, batchB: 1, M: n, N: n, K: n, transA: false, transB: false})
       continue
     }
+    if (s === 'decoder') {
+      // base's MLM decoder at 8 × 128 (15 targets a row: 120 rows) against the 30522-word embeddings: logits, their input and weight gradients
+      const M = 120,
+        V = 30522,
+        H = 768
+      const d = (what, M, N, K, transA, transB) => ({name: `decoder ${what}`, batchA: 1, batchB: 1, M, N, K, transA, transB})
+      list.push(
+        d(`[${M},${H}]·[${V},${H}]ᵀ`, M, V, H, false, true),
+        d(`dx [${M},${V}]·[${V},${H}]`, M, H, V, false, false),
+        d(`dW [${M},${V}]ᵀ·[${M},${H}]`, V, H, M, true, false),
+      )
+      continue
+    }
     const p = PRESETS[s]
-    if (!p) throw new Error(`--shapes: a size or one of ${Object.keys(PRESETS).join(', ')}, not ${s}`)
+    if (!p) throw new Error(`--shapes: a size, decoder or one of ${Object.keys(PRESETS).join(', ')}, not ${s}`)
     const BT = p.B * T
     const d = p.H / p.heads
     const lin = (what, M, N, K, transA, transB) => ({name: `${s} ${what}`, batchA: 1, batchB: 1, M, N, K, transA, transB})
@@ -193,12 +206,12 @@ function main() {
   }
   addon.setPrecision('fp32')
   addon.setGemmPath(peak.path0)
-  console.log(`\npeak from one core's clock (${threads} threads): fp32 ${peak.fp32.toFixed(0)} GFLOP/s, bf16 ${peak.bf16.toFixed(0)} GFLOP/s; load ${loadavg()[0].toFixed(2)}`)
+  console.log(
+    `\npeak from one core's clock (${threads} threads): fp32 ${peak.fp32.toFixed(0)} GFLOP/s, bf16 ${peak.bf16.toFixed(0)} GFLOP/s; load ${loadavg()[0].toFixed(2)}`,
+  )
   console.log('shape | precision | path | GFLOP/s (median) | share of the peak measured beside each round (median) | peak per round')
   for (const r of rows)
-    console.log(
-      `${r.shape} | ${r.precision} | ${r.path} | ${r.gflop_per_s} | ${Math.round(100 * (r.share_of_peak ?? 0))}% | ${r.peak_gflop_per_s.join(', ')}`,
-    )
+    console.log(`${r.shape} | ${r.precision} | ${r.path} | ${r.gflop_per_s} | ${Math.round(100 * (r.share_of_peak ?? 0))}% | ${r.peak_gflop_per_s.join(', ')}`)
 }
 
 main()
