@@ -145,7 +145,18 @@ function byShape(list) {
     .map((g) => {
       const r = replay(g)
       const [M, N, K, tA, tB, b] = g[0]
-      return {shape: `${b > 1 ? `${b}×` : ''}[${M},${K}]${tA ? 'ᵀ' : ''}·[${K},${N}]${tB ? 'ᵀ' : ''}`, M, N, K, transA: tA, transB: tB, batch: b, calls: g.length, ms: +r.ms.toFixed(1), gflop_per_s: +(r.flops / r.ms / 1e6).toFixed(1)}
+      return {
+        shape: `${b > 1 ? `${b}×` : ''}[${M},${K}]${tA ? 'ᵀ' : ''}·[${K},${N}]${tB ? 'ᵀ' : ''}`,
+        M,
+        N,
+        K,
+        transA: tA,
+        transB: tB,
+        batch: b,
+        calls: g.length,
+        ms: +r.ms.toFixed(1),
+        gflop_per_s: +(r.flops / r.ms / 1e6).toFixed(1),
+      }
     })
     .sort((a, b) => b.ms - a.ms)
     .slice(0, 10)
