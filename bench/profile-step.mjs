@@ -3,6 +3,7 @@
 // name: SpanLinear, SpanAttention, …), per addon function, the matrix products against everything
 // else, kernel dispatches, and allocations, for `mini` (16 × 128) and `base` (8 × 128), full rows.
 //   npm run build && node bench/profile-step.mjs [mini,base] [--steps 3] [--threads 2] [--layers L] [--no-flash] [--no-residual]
+// Also prints the ten slowest product shapes of the step, each group replayed alone (profile_step_products).
 // (--no-flash, --no-residual: the attention kernel that saves probs, the composite residual LayerNorm, as before issue 32)
 // Method: the addon is loaded through a wrapper (process.dlopen patched here, before span loads it)
 // that times every addon call and records the shape of every matrix product inside it (linear,
@@ -133,6 +134,34 @@ function replay(list) {
   return {ms: Math.min(once(), once()), flops}
 }
 
+/** The step's products grouped by shape ([M, N, K, transA, transB, batch]), each group replayed alone: the ten slowest, with GFLOP/s. */
+function byShape(list) {
+  const groups = new Map()
+  for (const p of list) {
+    const key = p.join(',')
+    groups.set(key, [...(groups.get(key) ?? []), p])
+  }
+  return [...groups.values()]
+    .map((g) => {
+      const r = replay(g)
+      const [M, N, K, tA, tB, b] = g[0]
+      return {
+        shape: `${b > 1 ? `${b}×` : ''}[${M},${K}]${tA ? 'ᵀ' : ''}·[${K},${N}]${tB ? 'ᵀ' : ''}`,
+        M,
+        N,
+        K,
+        transA: tA,
+        transB: tB,
+        batch: b,
+        calls: g.length,
+        ms: +r.ms.toFixed(1),
+        gflop_per_s: +(r.flops / r.ms / 1e6).toFixed(1),
+      }
+    })
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 10)
+}
+
 for (const preset of presets) {
   const B = preset === 'base' ? 8 : 16
   const config = presetConfig(preset, V, layers ? {num_hidden_layers: layers} : {})
@@ -222,6 +251,7 @@ for (const preset of presets) {
   console.log(JSON.stringify(line))
   console.log(JSON.stringify({bench: 'profile_step_kernels', preset, top: kernels.slice(0, 15)}))
   console.log(JSON.stringify({bench: 'profile_step_addon', preset, calls: addon.slice(0, 15)}))
+  console.log(JSON.stringify({bench: 'profile_step_products', preset, gemm_path: real.info().gemmPath, shapes: byShape(products)}))
   model.dispose()
   tf.dispose(Object.values(batch).filter((t) => t instanceof tf.Tensor))
 }

@@ -74,7 +74,7 @@ napi_value boolean(napi_env env, bool b) {
 }
 
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
-constexpr int kAbi = 5;
+constexpr int kAbi = 6;
 
 // info() → {blas, threads, abi, precision, gemm, gemmPath, gemmPaths, gemmImpl, bf16, bf16Convert} (addon_gemm.h)
 napi_value Info(napi_env env, napi_callback_info) {
@@ -203,6 +203,10 @@ napi_value Reduce(napi_env env, napi_callback_info info) {
   size_t outer = d[0], R = d[1], inner = d[2];
   if (nx < outer * R * inner || nz < outer * inner) {
     napi_throw_range_error(env, nullptr, "span_native.reduce: buffer too small");
+    return nullptr;
+  }
+  if ((op == span::kArgMax || op == span::kArgMin) && (inner != 1 || R == 0 || R > (1u << 24))) {
+    napi_throw_range_error(env, nullptr, "span_native.reduce: argmax/argmin over rows of 1 to 2^24 values only");
     return nullptr;
   }
   span::reduce(static_cast<int>(op), x, z, outer, R, inner);
@@ -600,6 +604,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"gemmLd", span_gemm_napi::GemmLd},
       {"matmulBeta", span_gemm_napi::MatmulBeta},
       {"peak", span_gemm_napi::MeasurePeak},
+      {"peakAll", span_gemm_napi::MeasurePeakAll},
   };
   span_napi::defineMethods(env, exports, methods);
   return exports;

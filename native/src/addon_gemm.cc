@@ -157,4 +157,14 @@ napi_value MeasurePeak(napi_env env, napi_callback_info) {
   return o;
 }
 
+napi_value MeasurePeakAll(napi_env env, napi_callback_info) {
+  span::PeakAll p = span::measure_peak_all();
+  napi_value o;
+  napi_create_object(env, &o);
+  set(env, o, "fp32", number(env, p.fp32));
+  set(env, o, "bf16", number(env, p.bf16));
+  set(env, o, "threads", number(env, p.threads));
+  return o;
+}
+
 }  // namespace span_gemm_napi

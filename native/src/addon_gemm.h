@@ -16,5 +16,6 @@ napi_value GemmLd(napi_env env, napi_callback_info info);
 napi_value MatmulBeta(napi_env env, napi_callback_info info);
 /** peak() → {ghz, fmaLatency, fp32PerCycle, bf16PerCycle, vectorBits} of one core (peak.h). */
 napi_value MeasurePeak(napi_env env, napi_callback_info info);
+napi_value MeasurePeakAll(napi_env env, napi_callback_info info);
 
 }  // namespace span_gemm_napi

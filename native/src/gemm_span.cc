@@ -45,6 +45,13 @@ constexpr size_t kNr = 32;   // columns of the C tile: two zmm
 // reduce), so a panel's block (≤ 1024 × 32 words: 128 KiB) and A's block (≥ 48 rows) stream from L2.
 constexpr size_t kAblock = 48 * 1024 * 4;  // bytes of packed A per block: 48 rows at 1024 k units (fewer k, more rows)
 constexpr size_t kKc = 1024;               // k units (fp32 elements, bf16 pairs) per block
+// Products of at most this many rows (the MLM decoder's [masked tokens, 30522] ones) split over the
+// panels of B, each thread taking all the rows in one block, so that every thread streams only its half
+// of B (94 MB in fp32 for the decoder), once: +13-34% on them, A/B interleaved, 2 threads.
+constexpr size_t kSmallM = 192;
+// How far ahead on each row the transposing packers prefetch, in 32-bit elements (512 bytes: measured
+// against 256 and 1024 bytes on bench/gemm.mjs's base shapes, +3-4% on a product against none).
+constexpr size_t kAhead = 128;
 
 /** A 64-byte aligned scratch buffer that grows and is kept (one per thread, per role). */
 struct Scratch {
@@ -182,6 +189,8 @@ SPAN_AVX512 void pack_transposed(const uint32_t* src, size_t ld, size_t K, size_
       const size_t kn = std::min<size_t>(16, K - k0);
       const __mmask16 mask = (__mmask16)((1u << kn) - 1);
       __m512i r[16];
+      for (size_t j = 0; j < 16 && j0 + j < w; j++)  // 512 bytes ahead on each row: the loads waited on memory
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + k0 + kAhead), _MM_HINT_T0);
       for (size_t j = 0; j < 16; j++)
         r[j] = j0 + j < w ? _mm512_maskz_loadu_epi32(mask, src + (j0 + j) * ld + k0) : _mm512_setzero_si512();
       transpose16(r);
@@ -226,6 +235,10 @@ SPAN_AVX512BW void pack_transposed_bf16(const float* src, size_t ld, size_t K, s
       const __mmask16 m0 = (__mmask16)((1u << std::min<size_t>(16, f)) - 1);
       const __mmask16 m1 = (__mmask16)((1u << (f > 16 ? f - 16 : 0)) - 1);
       __m512i r[16];
+      for (size_t j = 0; j < 16 && j0 + j < w; j++) {  // 512 bytes ahead on each row: the loads waited on memory
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + 2 * k0 + kAhead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(src + (j0 + j) * ld + 2 * k0 + kAhead + 16), _MM_HINT_T0);
+      }
       for (size_t j = 0; j < 16; j++)
         r[j] = j0 + j < w ? pairs32(src + (j0 + j) * ld + 2 * k0, m0, m1) : _mm512_setzero_si512();
       transpose16(r);
@@ -272,16 +285,52 @@ void pack_panel(const Run& r, size_t q, uint32_t* dst) {
   pack_transposed(reinterpret_cast<const uint32_t*>(p.b) + j0 * p.ldb, p.ldb, p.K, w, kNr, dst, kNr);
 }
 
+/** 16 bf16 pair words: (x0[j], x1[j]) for 16 columns, rounded as round_bf16 (x1 null: an odd K's last row, zero). */
+SPAN_AVX512BW SPAN_INLINE __m512i pair_words(const float* x0, const float* x1) {
+  const __m512i l = _mm512_cvtepu16_epi32(round16(_mm512_loadu_ps(x0)));
+  if (!x1) return l;
+  return _mm512_or_si512(l, _mm512_slli_epi32(_mm512_cvtepu16_epi32(round16(_mm512_loadu_ps(x1))), 16));
+}
+
+/**
+ * B stored [K, N]: k unit u of the first `full` panels (all 32 columns present), without masks: fp32
+ * B's row u, bf16 rows 2u and 2u + 1 paired. A tenth of a product's time at [1024, 3072]·[3072, 768]
+ * went to the masked per-panel path before (bench/gemm.mjs's ffn dx).
+ */
+SPAN_AVX512BW void pack_b_unit(const Run& r, size_t u, size_t full, uint32_t* bp) {
+  const SpanProduct& p = r.p;
+  uint32_t* dst = bp + u * kNr;
+  const size_t step = r.units * kNr;  // words between panels
+  if (!r.bf16) {
+    const float* x = p.b + u * p.ldb;
+    for (size_t q = 0; q < full; q++, x += kNr, dst += step) {
+      _mm512_store_si512(dst, _mm512_castps_si512(_mm512_loadu_ps(x)));
+      _mm512_store_si512(dst + 16, _mm512_castps_si512(_mm512_loadu_ps(x + 16)));
+    }
+    return;
+  }
+  const float* x0 = p.b + 2 * u * p.ldb;
+  const float* x1 = 2 * u + 1 < p.K ? x0 + p.ldb : nullptr;
+  for (size_t q = 0; q < full; q++, dst += step) {
+    const size_t j = q * kNr;
+    _mm512_store_si512(dst, pair_words(x0 + j, x1 ? x1 + j : nullptr));
+    _mm512_store_si512(dst + 16, pair_words(x0 + j + 16, x1 ? x1 + j + 16 : nullptr));
+  }
+}
+
 /** B stored [K, N]: k units [u0, u1) of every panel, B's rows read once each in order (not a page per row per panel). */
 void pack_b_rows(const Run& r, size_t u0, size_t u1, uint32_t* bp) {
   const SpanProduct& p = r.p;
-  for (size_t u = u0; u < u1; u++)
-    for (size_t q = 0; q < r.panels; q++) {
+  const size_t full = p.N / kNr;
+  for (size_t u = u0; u < u1; u++) {
+    pack_b_unit(r, u, full, bp);
+    for (size_t q = full; q < r.panels; q++) {  // the last panel, partly filled
       const size_t j0 = q * kNr, w = std::min(kNr, p.N - j0);
       uint32_t* dst = bp + (q * r.units + u) * kNr;
       if (r.bf16) pack_pairs_f32(p.b + 2 * u * p.ldb + j0, p.ldb, std::min<size_t>(2, p.K - 2 * u), w, kNr, dst, kNr);
       else pack_rows(reinterpret_cast<const uint32_t*>(p.b) + u * p.ldb + j0, p.ldb, 1, w, kNr, dst, kNr);
     }
+  }
 }
 
 /**
@@ -322,11 +371,36 @@ void pack_a(const Run& r, size_t ic, size_t ie, size_t pc, size_t kc, uint32_t* 
   }
 }
 
+/** B's panel q, k units [pc, pc + kc) only, into dst ([kc][32] words): a product that packs B as it goes. */
+SPAN_AVX512BW void pack_panel_block(const Run& r, size_t q, size_t pc, size_t kc, uint32_t* dst) {
+  const SpanProduct& p = r.p;
+  const size_t j0 = q * kNr, w = std::min(kNr, p.N - j0);
+  const uint32_t* b32 = reinterpret_cast<const uint32_t*>(p.b);
+  const size_t floats = r.bf16 ? std::min(2 * kc, p.K - 2 * pc) : kc;  // B's k rows (or columns) in the block
+  if (p.transB && r.bf16) return pack_transposed_bf16(p.b + j0 * p.ldb + 2 * pc, p.ldb, floats, w, kNr, dst, kNr);
+  if (p.transB) return pack_transposed(b32 + j0 * p.ldb + pc, p.ldb, kc, w, kNr, dst, kNr);
+  if (w < kNr && r.bf16) return pack_pairs_f32(p.b + 2 * pc * p.ldb + j0, p.ldb, floats, w, kNr, dst, kNr);
+  if (w < kNr) return pack_rows(b32 + pc * p.ldb + j0, p.ldb, kc, w, kNr, dst, kNr);
+  for (size_t u = 0; u < kc; u++, dst += kNr) {  // a full panel: no masks
+    const size_t k = r.bf16 ? 2 * (pc + u) : pc + u;
+    const float* x0 = p.b + k * p.ldb + j0;
+    if (!r.bf16) {
+      _mm512_store_si512(dst, _mm512_castps_si512(_mm512_loadu_ps(x0)));
+      _mm512_store_si512(dst + 16, _mm512_castps_si512(_mm512_loadu_ps(x0 + 16)));
+      continue;
+    }
+    const float* x1 = k + 1 < p.K ? x0 + p.ldb : nullptr;
+    _mm512_store_si512(dst, pair_words(x0, x1));
+    _mm512_store_si512(dst + 16, pair_words(x0 + 16, x1 ? x1 + 16 : nullptr));
+  }
+}
+
 /** Rows [i0, i1) of C × panels [q0, q1): A's row blocks, K blocks (A packed), panels, then 12-row tiles. */
 void compute(const Run& r, size_t i0, size_t i1, size_t q0, size_t q1) {
   const SpanProduct& p = r.p;
   thread_local Scratch sa;
-  const size_t mc = std::max<size_t>(1, kAblock / (std::min(kKc, r.units) * 4 * kMr)) * kMr;  // rows per block
+  size_t mc = std::max<size_t>(1, kAblock / (std::min(kKc, r.units) * 4 * kMr)) * kMr;  // rows per block
+  if (i1 - i0 <= kSmallM) mc = (i1 - i0 + kMr - 1) / kMr * kMr;  // a few rows: one block, B streamed once
   uint32_t* ap = static_cast<uint32_t*>(sa.get((mc + kMr) * std::min(kKc, r.units) * 4));
   for (size_t ic = i0; ic < i1; ic += mc) {
     const size_t ie = std::min(ic + mc, i1);
@@ -337,7 +411,13 @@ void compute(const Run& r, size_t i0, size_t i1, size_t q0, size_t q1) {
         const size_t w = std::min(kNr, p.N - q * kNr);
         Tile t{nullptr, p.ldc, 0, pc > 0 || p.beta != 0.0f, (__mmask16)((1u << std::min<size_t>(w, 16)) - 1),
                (__mmask16)((1u << (w > 16 ? w - 16 : 0)) - 1), w == kNr};
-        const uint32_t* bq = r.bp + (q * r.units + pc) * kNr;
+        const uint32_t* bq = r.bp ? r.bp + (q * r.units + pc) * kNr : nullptr;
+        if (!bq) {  // B packed as it goes: this block of the panel is used here only
+          thread_local Scratch sq;
+          uint32_t* own = static_cast<uint32_t*>(sq.get(kc * kNr * 4));
+          pack_panel_block(r, q, pc, kc, own);
+          bq = own;
+        }
         for (size_t i = ic; i < ie; i += kMr) {
           t.c = p.c + i * p.ldc + q * kNr, t.mr = std::min(kMr, ie - i);
           const uint32_t* at = r.tiles ? r.tiles + ((i / kMr) * r.units + pc) * kMr : ap + (i - ic) * kc;
@@ -367,22 +447,27 @@ void span_gemm(const SpanProduct& p, bool bf16, bool parallel) {
   const Each each = [&](size_t n, size_t grain, const std::function<void(size_t, size_t)>& fn) {
     if (threads > 1) parallel_for(n, grain, fn); else fn(0, n);
   };
-  uint32_t* bp = static_cast<uint32_t*>(sb.get(r.panels * r.units * kNr * 4));
-  if (p.transB)
+  const size_t tiles = (p.M + kMr - 1) / kMr;
+  const bool by_panels = threads > 1 && (tiles < 4 * threads || p.M <= kSmallM) && r.panels >= threads;
+  // A few rows, each thread with all of them (one block): every block of B's panels is used once, so it
+  // is packed where it is used, in L1/L2, not written to memory whole and read back (94 MB each way
+  // for the decoder's [145, 768]·[768, 30522]).
+  const bool as_it_goes = p.M <= kSmallM && (threads == 1 || by_panels);
+  uint32_t* bp = as_it_goes ? nullptr : static_cast<uint32_t*>(sb.get(r.panels * r.units * kNr * 4));
+  if (bp && p.transB)
     each(r.panels, 1, [&](size_t q0, size_t q1) {
       for (size_t q = q0; q < q1; q++) pack_panel(r, q, bp + q * r.units * kNr);
     });
-  else
+  else if (bp)
     each(r.units, 16, [&](size_t u0, size_t u1) { pack_b_rows(r, u0, u1, bp); });
   r.bp = bp;
-  const size_t tiles = (p.M + kMr - 1) / kMr;
   if (p.transA) {
     thread_local Scratch st;
     uint32_t* t = static_cast<uint32_t*>(st.get(tiles * r.units * kMr * 4));
     each(r.units, 16, [&](size_t u0, size_t u1) { prepack_a_rows(r, u0, u1, t); });
     r.tiles = t;
   }
-  if (threads > 1 && tiles < 4 * threads && r.panels >= threads)
+  if (by_panels)  // each thread streams half of B
     return parallel_for(r.panels, 1, [&](size_t q0, size_t q1) { compute(r, 0, p.M, q0, q1); });
   each(tiles, 1, [&](size_t t0, size_t t1) { compute(r, t0 * kMr, std::min(t1 * kMr, p.M), 0, r.panels); });
 }

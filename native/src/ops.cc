@@ -157,7 +157,26 @@ void softmax(const float* x, float* out, size_t rows, size_t cols) {
 // tfjs-backend-cpu Sum/Mean/Max/Min: the reduced axes are contiguous here ([outer, R, inner]);
 // sums accumulate in double as the JS kernels do; Max/Min let NaN win (maxImpl: isNaN || >).
 
+/**
+ * The first index of the row's greatest (least) value, as tfjs-backend-cpu's argMax/argMinImpl: the
+ * running best starts at element 0 and moves only on a strictly greater (less) value, so NaN never wins
+ * unless it is element 0.
+ */
+size_t row_arg_extreme(const float* row, size_t R, bool isMax) {
+  float best = row[0];
+  size_t at = 0;
+  for (size_t r = 1; r < R; r++)
+    if (isMax ? row[r] > best : row[r] < best) best = row[r], at = r;
+  return at;
+}
+
 void reduce(int op, const float* x, float* out, size_t outer, size_t R, size_t inner) {
+  if (op == kArgMax || op == kArgMin) {  // rows only (inner 1: the caller checks); indices below 2^24 are exact floats
+    parallel_for(outer, std::max<size_t>(1, kGrain / R), [&](size_t o0, size_t o1) {
+      for (size_t o = o0; o < o1; o++) out[o] = static_cast<float>(row_arg_extreme(x + o * R, R, op == kArgMax));
+    });
+    return;
+  }
   if (inner == 1) {  // reducing contiguous rows: the common case (last axis)
     parallel_for(outer, std::max<size_t>(1, kGrain / R), [&](size_t o0, size_t o1) {
       for (size_t o = o0; o < o1; o++) {

@@ -6,7 +6,7 @@ namespace span {
 
 enum BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kSquaredDiff };
 enum UnaryOp { kExp, kLog, kErf, kSqrt, kRsqrt, kSquare, kNeg, kTanh, kSigmoid, kRelu, kAbs, kFloor, kReciprocal };
-enum ReduceOp { kSum, kMean, kRMax, kRMin };
+enum ReduceOp { kSum, kMean, kRMax, kRMin, kArgMax, kArgMin };
 
 /** out = a (op) b with broadcasting, over collapsed dims `shape` and per-operand element strides (0 = broadcast). */
 void binary(int op, const float* a, const float* b, float* out, int rank, const int64_t* shape, const int64_t* sa,
@@ -15,7 +15,7 @@ void binary(int op, const float* a, const float* b, float* out, int rank, const 
 void unary(int op, const float* x, float* out, size_t n);
 /** Row-wise softmax of [rows, cols] (tfjs Softmax over the last axis). */
 void softmax(const float* x, float* out, size_t rows, size_t cols);
-/** out[o, j] = reduce_r x[o, r, j] for x viewed as [outer, R, inner]. */
+/** out[o, j] = reduce_r x[o, r, j] for x viewed as [outer, R, inner]; kArgMax/kArgMin (inner 1 only) write the index r as a float. */
 void reduce(int op, const float* x, float* out, size_t outer, size_t R, size_t inner);
 /** out = transpose(x, perm) over collapsed dims. */
 void transpose(const float* x, float* out, int rank, const int64_t* shape, const int64_t* perm);

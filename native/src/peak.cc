@@ -7,10 +7,12 @@
 #include "peak.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <cstring>
 
 #include "bf16.h"
+#include "pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -90,7 +92,34 @@ __attribute__((target("avx512f,avx512bf16"))) void dpbf16_tput() {
 }
 #endif
 
+/** Best wall seconds of f run on every thread of the pool at once (the machine's cores loaded together). */
+double best_wall_all(void (*f)()) {
+  double best = 1e30;
+  const size_t n = (size_t)get_threads();
+  for (int r = 0; r < 5; r++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    parallel_for(n, 1, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; i++) f();
+    });
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
 }  // namespace
+
+PeakAll measure_peak_all() {
+  PeakAll p{0, 0, get_threads()};
+#ifdef SPAN_X86
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return p;
+  const double n = 12.0 * kIters * p.threads;
+  if (__builtin_cpu_supports("avx512f")) p.fp32 = n * 32 / best_wall_all(fma512_tput) / 1e9;
+  else p.fp32 = n * 16 / best_wall_all(fma256_tput) / 1e9;
+  if (std::strcmp(to_bf16_isa(), "avx512_bf16") == 0) p.bf16 = 16.0 * kIters * p.threads * 64 / best_wall_all(dpbf16_tput) / 1e9;
+#endif
+  return p;
+}
 
 Peak measure_peak() {
   Peak p{0, 0, 0, 0, 0};

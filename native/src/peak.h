@@ -11,6 +11,20 @@ struct Peak {
   int vector_bits;           // 512 (AVX-512) or 256 (AVX2) or 0 (neither: no figures)
 };
 
+/** GFLOP/s the pool's threads sustain together (fp32 FMAs, bf16 dot products; 0 where the CPU has none), by wall clock. */
+struct PeakAll {
+  double fp32;
+  double bf16;
+  int threads;
+};
+
+/**
+ * The same loops as measure_peak on every thread of the pool at once, timed by the wall clock (best of
+ * 5, about 0.1 s): the machine's peak as its cores sustain it together now, at the clock they run at
+ * together (bench/gemm.mjs measures it beside each timing: a shared or turbo-boosted CPU's clock moves).
+ */
+PeakAll measure_peak_all();
+
 /** Measures the clock and the FMA / bf16 dot-product throughput on the calling thread (about 0.3 s). */
 Peak measure_peak();
 

@@ -24,6 +24,7 @@ describe.skipIf(!paths.includes('avx512'))(`span's avx512 kernel${reason}`, () =
     for (const [M, N, K] of [
       [61, 40, 2051], // fp32: 3 k blocks; bf16: 1026 pairs, 2 blocks, the last pair half zero; row blocks of 48
       [253, 33, 300], // one k block, row blocks of 156 (the second 97 rows, a 1-row tile), a 1-column panel
+      [150, 70, 1030], // ≤ 192 rows: split over B's panels, B packed as it goes; fp32 2 k blocks, a 6-column panel
     ])
       blocked.push({M, N, K, ta, tb, beta: M % 2, pad: 5}, {M, N, K, ta, tb, beta: 1 - (M % 2), pad: 0})
 

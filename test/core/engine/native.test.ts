@@ -160,6 +160,23 @@ describe.skipIf(!status.available)(`native kernels agree with tfjs' cpu kernels$
     expectClose(() => tf.max(tf.tensor2d([[1, NaN], [3, 2]]), 1))
   })
 
+  it('ArgMax, ArgMin over the last axis: the first extreme index, ties, NaN, rows split across threads; other axes fall back', () => {
+    const before = nativeKernelCounts().ArgMax?.native ?? 0
+    const x = rand([7, 9, 11])
+    for (const axis of [-1, 2]) {
+      expectClose(() => tf.argMax(x, axis))
+      expectClose(() => tf.argMin(x, axis))
+    }
+    expectClose(() => tf.argMax(x, 0)) // not the last axis: tfjs' kernel
+    const ties = tf.tensor2d([[1, 3, 3, 0], [2, 2, 2, 2], [NaN, 5, 1, 0], [0, NaN, 4, 4], [-Infinity, -Infinity, -Infinity, -Infinity]])
+    expectClose(() => tf.argMax(ties, 1))
+    expectClose(() => tf.argMin(ties, 1))
+    expectClose(() => tf.argMax(rand([64, 30522]), 1)) // a decoder's logits: rows over both threads
+    expectClose(() => tf.argMax(rand([30522]))) // one row
+    expect(nativeKernelCounts().ArgMax.native - before).toBe(5) // axes -1 and 2, ties, the decoder, one row
+    tf.dispose([x, ties])
+  })
+
   it('Transpose: permutations, size-1 axes, a large 2-D transpose', () => {
     const x = rand([3, 4, 5])
     for (const perm of [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) expectClose(() => tf.transpose(x, perm))
