@@ -12,8 +12,9 @@
 //   (default: span's pool size, the machine's cores)
 // PyTorch: SPAN_TORCH_PYTHON, else the venv of tools/interop-env.sh (torch 2.13.0 CPU and
 // transformers from pip, made outside the clone when missing). Then bench/gemm.mjs (GEMM GFLOP/s
-// against the machine's peak) and bench/encode-vs-transformers.mjs (encode against BertModel, once per
-// precision: fp32 against fp32, bf16 against autocast bf16) run when present. Lines (JSON):
+// against the machine's peak), bench/encode-vs-transformers.mjs (encode against BertModel, once per
+// precision: fp32 against fp32, bf16 against autocast bf16) and bench/fill-vs-transformers.mjs (fill
+// against BertForMaskedLM, both precisions, peak RSS) run when present. Lines (JSON):
 //   machine          CPU model, cores, bf16 capability, load averages at the start
 //   torch            the python and torch version used
 //   run              one process's figures: round, side, preset, precision, tokens/s, step ms, CPU ms, peak RSS MB
@@ -122,7 +123,11 @@ out({bench: 'torch', python: version ? py : null, version})
 const runs = new Map()
 for (let r = 0; r < rounds; r++) round(r, version ? py : null, runs)
 for (const [key, rows] of runs) out(summary(key, rows))
-const extras = [['gemm.mjs'], ...precisions.map((p) => ['encode-vs-transformers.mjs', '--precision', p])]
+const extras = [
+  ['gemm.mjs'],
+  ...precisions.map((p) => ['encode-vs-transformers.mjs', '--precision', p]),
+  ['fill-vs-transformers.mjs', '--precisions', precisions.join(','), '--threads', threads],
+]
 for (const [file, ...args] of extras) {
   if (existsSync(join(here, file))) (run(process.execPath, [join(here, file), ...args], version ? {SPAN_TORCH_PYTHON: py} : {}) ?? []).forEach(out)
 }

@@ -1,7 +1,7 @@
-import {open} from 'node:fs/promises'
+import {type FileHandle, open} from 'node:fs/promises'
 import {SpanError} from '../stream/errors.js'
 import {readError} from '../util/fs-errors.js'
-import {readWhole} from '../util/read-whole.js'
+import {LIMITS, readWhole, tooLarge} from '../util/read-whole.js'
 
 /**
  * The safetensors format (huggingface/safetensors): an 8-byte little-endian header length N,
@@ -17,6 +17,8 @@ export interface HostTensor {
   dtype: Dtype
   shape: number[]
   bytes: Uint8Array
+  /** `bytes` fill a buffer of their own, read from a file for this tensor alone: toFloat32 may hand them over as they are */
+  own?: boolean
 }
 
 export interface SafetensorsFile {
@@ -28,9 +30,18 @@ export function f32Tensor(shape: number[], data: Float32Array): HostTensor {
   return {dtype: 'F32', shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength)}
 }
 
-/** The tensor's values as float32 (F32 as is; F64, F16, BF16 and integers converted). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+
+/**
+ * The tensor's values as float32 (F32 as is; F64, F16, BF16 and integers converted). An F32
+ * tensor that owns its bytes (`own`: readSafetensors read it into a buffer of its own) on a
+ * little-endian host is not copied: the array is a view of `bytes`, so loading a checkpoint holds
+ * each weight once rather than the file's bytes and a float copy side by side (issue 32, `span fill`'s
+ * peak memory); such a tensor is read once, into one tf.Tensor, and not used again.
+ */
 export function toFloat32(t: HostTensor): Float32Array {
   const n = t.shape.reduce((a, b) => a * b, 1)
+  if (t.dtype === 'F32' && t.own === true && LITTLE_ENDIAN && t.bytes.byteOffset % 4 === 0) return new Float32Array(t.bytes.buffer, t.bytes.byteOffset, n)
   const dv = new DataView(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength)
   const out = new Float32Array(n)
   const read = readers[t.dtype]
@@ -66,30 +77,56 @@ function bf16ToFloat(b: number): number {
   return dv.getFloat32(0, false)
 }
 
-/** Parses a safetensors file's bytes, validating the header and every tensor's extent. */
-export function decodeSafetensors(buf: Uint8Array, source: string): SafetensorsFile {
+/** Where a tensor's bytes lie in the data that follows the header: [begin, end). */
+interface Extent {
+  dtype: Dtype
+  shape: number[]
+  begin: number
+  end: number
+}
+
+/** A file's header: its tensors' extents, its metadata, and where the data starts. */
+interface Header {
+  extents: Map<string, Extent>
+  metadata: Record<string, string>
+  dataStart: number
+}
+
+/**
+ * The header of a safetensors file of `size` bytes whose first bytes are `head` (all of the header:
+ * 8 + its length, or just the 8 when that length is past the file), validated with every tensor's
+ * extent against the data's length.
+ */
+function decodeHeader(head: Uint8Array, size: number, source: string): Header {
   const fail = (msg: string): never => {
     throw new SpanError(`${source}: ${msg}`)
   }
-  if (buf.byteLength < 8) fail('not a safetensors file (shorter than its 8-byte header length)')
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
-  const n = Number(dv.getBigUint64(0, true))
-  if (n > buf.byteLength - 8) fail(`corrupt safetensors header: length ${n} exceeds the file (${buf.byteLength} bytes)`)
+  if (size < 8) fail('not a safetensors file (shorter than its 8-byte header length)')
+  const n = Number(new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true))
+  if (n > size - 8) fail(`corrupt safetensors header: length ${n} exceeds the file (${size} bytes)`)
   let header: Record<string, unknown> = {}
   try {
-    header = JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(buf.subarray(8, 8 + n))) as Record<string, unknown>
+    header = JSON.parse(new TextDecoder('utf-8', {fatal: true}).decode(head.subarray(8, 8 + n))) as Record<string, unknown>
   } catch (err) {
     fail(`corrupt safetensors header: ${(err as Error).message}`)
   }
   if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('corrupt safetensors header: not a JSON object')
-  const data = buf.subarray(8 + n)
-  const tensors = new Map<string, HostTensor>()
+  const extents = new Map<string, Extent>()
   let metadata: Record<string, string> = {}
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') metadata = checkMetadata(entry, fail)
-    else tensors.set(name, decodeEntry(name, entry, data, fail))
+    else extents.set(name, decodeEntry(name, entry, size - 8 - n, fail))
   }
-  checkLayout(header as Record<string, {data_offsets: [number, number]}>, data.byteLength, fail)
+  checkLayout(header as Record<string, {data_offsets: [number, number]}>, size - 8 - n, fail)
+  return {extents, metadata, dataStart: 8 + n}
+}
+
+/** Parses a safetensors file's bytes, validating the header and every tensor's extent (the tensors are views of `buf`). */
+export function decodeSafetensors(buf: Uint8Array, source: string): SafetensorsFile {
+  const {extents, metadata, dataStart} = decodeHeader(buf, buf.byteLength, source)
+  const data = buf.subarray(dataStart)
+  const tensors = new Map<string, HostTensor>()
+  for (const [name, e] of extents) tensors.set(name, {dtype: e.dtype, shape: e.shape, bytes: data.subarray(e.begin, e.end)})
   return {tensors, metadata}
 }
 
@@ -124,7 +161,7 @@ function checkLayout(header: Record<string, {data_offsets: [number, number]}>, s
   if (at !== size) fail(`${size - at} bytes after the last tensor belong to no tensor (the data must be covered exactly)`)
 }
 
-function decodeEntry(name: string, entry: unknown, data: Uint8Array, fail: (m: string) => never): HostTensor {
+function decodeEntry(name: string, entry: unknown, dataLength: number, fail: (m: string) => never): Extent {
   const e = entry as {dtype?: unknown; shape?: unknown; data_offsets?: unknown}
   if (typeof e?.dtype !== 'string' || !(e.dtype in ITEM_SIZE)) fail(`tensor "${name}": unknown dtype ${JSON.stringify(e?.dtype)}`)
   const dtype = e.dtype as Dtype
@@ -137,18 +174,57 @@ function decodeEntry(name: string, entry: unknown, data: Uint8Array, fail: (m: s
   const [begin, end] = off as [number, number]
   const want = (shape as number[]).reduce((a, b) => a * b, 1) * ITEM_SIZE[dtype]
   if (end - begin !== want) fail(`tensor "${name}": ${end - begin} bytes for shape [${(shape as number[]).join(', ')}] ${dtype}, expected ${want}`)
-  if (end > data.byteLength) fail(`truncated data: tensor "${name}" ends at byte ${end}, the data has ${data.byteLength}`)
-  return {dtype, shape: shape as number[], bytes: data.subarray(begin, end)}
+  if (end > dataLength) fail(`truncated data: tensor "${name}" ends at byte ${end}, the data has ${dataLength}`)
+  return {dtype, shape: shape as number[], begin, end}
 }
 
+/**
+ * A safetensors file's tensors. A regular file is read tensor by tensor, each into a buffer of its
+ * own (`own`), so that loading a model never holds the whole file and the weights made from it side
+ * by side (toFloat32 hands an F32 tensor's buffer over); anything else (a FIFO, a device) is read
+ * whole, as far as LIMITS.weights.
+ */
 export async function readSafetensors(path: string): Promise<SafetensorsFile> {
-  let buf: Buffer
+  let fh: FileHandle | undefined
   try {
-    buf = await readWhole(path, 'weights')
+    fh = await open(path, 'r')
+    const st = await fh.stat()
+    if (!st.isFile()) return decodeSafetensors(await readWhole(path, 'weights'), path)
+    if (st.size > LIMITS.weights) throw tooLarge(path, 'weights')
+    return await readByTensor(fh, st.size, path)
   } catch (err) {
     throw readError(err, path)
+  } finally {
+    await fh?.close()
   }
-  return decodeSafetensors(buf, path)
+}
+
+/** The header, then each tensor's bytes into a buffer of its own. */
+async function readByTensor(fh: FileHandle, size: number, path: string): Promise<SafetensorsFile> {
+  let head = await readAt(fh, Math.min(8, size), 0, path)
+  if (size >= 8) {
+    const n = Number(new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true))
+    if (n <= size - 8) head = await readAt(fh, 8 + n, 0, path)
+  }
+  const {extents, metadata, dataStart} = decodeHeader(head, size, path)
+  const tensors = new Map<string, HostTensor>()
+  for (const [name, e] of extents) {
+    tensors.set(name, {dtype: e.dtype, shape: e.shape, bytes: await readAt(fh, e.end - e.begin, dataStart + e.begin, path), own: true})
+  }
+  return {tensors, metadata}
+}
+
+/** n bytes at `position` into a new buffer; a file that ends before them (it shrank while read) is refused. */
+async function readAt(fh: FileHandle, n: number, position: number, path: string): Promise<Uint8Array> {
+  const out = new Uint8Array(n)
+  let at = 0
+  while (at < n) {
+    const {bytesRead} = await fh.read(out, at, Math.min(n - at, 2 ** 30), position + at)
+    if (bytesRead === 0)
+      throw new SpanError(`${path}: truncated data: the file ended at byte ${position + at} while ${n - at} more bytes were read (did it change while read?)`)
+    at += bytesRead
+  }
+  return out
 }
 
 /** The header bytes, padded with spaces to a multiple of 8 so the data is aligned. */
