@@ -6,8 +6,9 @@
 //  - dist/, bin/, package.json, oclif.manifest.json, fixtures/: span itself (npm run build first);
 //  - node_modules/: the production dependencies, copied from this install and pruned to what
 //    runs (no sources, maps, typings, docs; tfjs packages keep their Node bundle and wasm);
-//  - native/: the addons (span_native, span_dist, span_cuda) built portably (SPAN_PORTABLE=1: x86-64-v2, static libstdc++; the
-//    builtin GEMM, since the target's BLAS and oneDNN are unknown).
+//  - native/: the addons (span_native, span_dist, span_cuda) built portably (SPAN_PORTABLE=1: x86-64-v2, static libstdc++; no
+//    BLAS or oneDNN, since the target's are unknown: span's AVX-512 kernel where the CPU has AVX-512, picked at run time, else the
+//    builtin GEMM).
 // Prints the size; fails when over 40 MB.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, chmodSync} from 'node:fs'
