@@ -2,11 +2,13 @@
 // the tests start, as a developer's shell may set development: oclif then looks for tsx and
 // ts-node and reads tsconfig.json with TypeScript to map dist/ back to src/, in every process
 // (about 0.9 CPU-seconds each). bin/run.js turns that off: span runs its compiled dist/ only.
+import {runCommand} from '@oclif/test'
+import {createRequire} from 'node:module'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {BIN} from '../helpers/spawn.js'
+import {BIN, ROOT} from '../helpers/spawn.js'
 import {spawnSync} from 'node:child_process'
 
 const tmp = mkdtempSync(join(tmpdir(), 'span-startup-'))
@@ -28,4 +30,11 @@ describe('span start-up', () => {
       expect(r.stderr).toBe('span tokenize: no-such-file: no such file\n')
       expect(r.status).toBe(1)
     })
+
+  it("in-process (@oclif/test, under vitest's NODE_ENV=test) loads no TypeScript compiler either (test/helpers/oclif-settings.ts)", async () => {
+    const {stderr} = await runCommand(['tokenize', join(tmp, 'no-such-file')], {root: ROOT})
+    expect(stderr).toMatch(/^span tokenize: .*no-such-file: no such file\n$/)
+    process.exitCode = undefined // the failing command set it; the test runner must not inherit it
+    expect(Object.keys(createRequire(import.meta.url).cache).filter((k) => /node_modules\/(typescript|tsx|ts-node)\//.test(k))).toEqual([])
+  })
 })
