@@ -17,6 +17,7 @@ export default defineConfig({
     // files (most of them waiting on span processes they start one at a time) ran one after another.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     globalSetup: ['test/helpers/tmp-root.ts', 'test/helpers/cuda-precision.ts', 'test/helpers/native-precision.ts'],
+    setupFiles: ['test/helpers/oclif-settings.ts'],
     reporters: reporters as never,
   },
 })

@@ -10,7 +10,12 @@ try {
   process.stderr.write('span: the working directory no longer exists (removed while in use): cd to a directory that exists and run span again\n')
   process.exit(1)
 }
-const {run} = await import('@oclif/core')
+const {run, settings} = await import('@oclif/core')
+// span runs its compiled dist/ and nothing else. Under NODE_ENV=development or test (vitest sets
+// test for every process the tests start) oclif would otherwise look for tsx and ts-node and read
+// tsconfig.json in each process to map dist/ back to src/: about 0.9 CPU-seconds a command, for a
+// path that ends in dist/ anyway.
+settings.enableAutoTranspile = false
 const {reportEscaped} = await import('../dist/cli/fatal.js')
 
 /**

@@ -16,6 +16,10 @@ whole test file. Every model runs in eval mode, fp32, on the CPU. Jobs:
       a model transformers initialises (torch.manual_seed(seed)), saved with save_pretrained(dir)
       (safetensors) and, with bin_dir, as torch.save(model.state_dict()) → bin_dir/pytorch_model.bin
       beside config.json and vocab.txt; with its outputs on the inputs, as "load" gives them.
+  {"job": "meta", "dir"}
+      BertConfig.from_pretrained(dir) (a config.json alone) and BertForPreTraining built from it on
+      torch's meta device (shapes, no weights): the sizes transformers reads, the layers and the
+      attention heads its model has, and every key of its state dict with its shape.
 """
 import json
 import os
@@ -79,10 +83,25 @@ def make(job):
     return {'files': sorted(os.listdir(job['dir'])), 'outputs': run(model, job['cls'], job.get('inputs', []), None)}
 
 
+def meta(job):
+    config = BertConfig.from_pretrained(job['dir'])
+    with torch.device('meta'):
+        model = transformers.BertForPreTraining(config)
+    att = model.bert.encoder.layer[0].attention.self
+    sizes = ('hidden_size', 'num_hidden_layers', 'num_attention_heads', 'intermediate_size', 'vocab_size')
+    return {
+        'config': {k: getattr(config, k) for k in sizes},
+        'layers': len(model.bert.encoder.layer),
+        'heads': att.num_attention_heads,
+        'head_size': att.attention_head_size,
+        'keys': {k: list(v.shape) for k, v in model.state_dict().items()},
+    }
+
+
 def main():
     torch.set_num_threads(int(os.environ.get('SPAN_INTEROP_THREADS', '2')))
     jobs = json.load(sys.stdin)
-    fns = {'load': load, 'tokenize': tokenize, 'make': make}
+    fns = {'load': load, 'tokenize': tokenize, 'make': make, 'meta': meta}
     out = []
     for job in jobs:
         out.append(fns[job['job']](job))
