@@ -28,8 +28,13 @@ import type {BertConfig} from '../model/config.js'
 import {CHUNK_FLOATS, chunked} from '../model/decoder-loss.js'
 import {SpanBertForPreTraining} from '../model/pretraining.js'
 
-/** Node, TensorFlow.js, the native addon with its BLAS threads, oclif: what a run holds before its model. */
-export const RUNTIME_BYTES = 250 * 2 ** 20
+/**
+ * Node, TensorFlow.js, the native addon with its BLAS threads, oclif: what a run holds before its model.
+ * 150 MiB since 2026-12-06 (250 before): with 250, measured again that day, tiny, mini and base runs
+ * peaked 2–32% under their plans, and a 1.5M-parameter tiny run whose other terms plan 100 MiB peaks
+ * at 251 MiB; docs/algorithms.md#memory-plan.
+ */
+export const RUNTIME_BYTES = 150 * 2 ** 20
 /** float32 copies of each parameter at the peak: weights, gradients, AdamW m and v. */
 export const PARAM_COPIES = 4
 /** further float32 copies of the word embeddings [V, H]: the gradients of the gather and of the two tied decoders, summed. */
