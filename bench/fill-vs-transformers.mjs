@@ -13,14 +13,11 @@
 // at --words words, with about 15% of the words masked in runs of 1-3 words, one [MASK] per WordPiece
 // token (a fixed seed). The Python: the interop venv (tools/interop-env.sh; SPAN_TORCH_PYTHON overrides).
 // Rounds alternate span and transformers per precision; each run prints one JSON line, then the ratios.
-import {spawnSync} from 'node:child_process'
-import {copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {parseArgs} from 'node:util'
-import {saveCheckpoint} from '../dist/core/model/checkpoint.js'
-import {presetConfig} from '../dist/core/model/config.js'
-import {SpanBertForPreTraining} from '../dist/core/model/pretraining.js'
+import {exportedCheckpoint, loadNow, python, timed} from './lib/vs-transformers.mjs'
 import {WordPieceTokenizer} from '../dist/core/text/tokenizer.js'
 import {loadVocab} from '../dist/core/text/vocab.js'
 
@@ -41,28 +38,6 @@ const {values: o} = parseArgs({
     text: {type: 'string', default: join(data, 'wikitext', 'wikitext-2.valid.txt')},
   },
 })
-const span = (args, opts = {}) =>
-  spawnSync(process.execPath, [join(root, 'bin', 'run.js'), ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 30, ...opts})
-const loadNow = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
-
-/** A command under /usr/bin/time: wall, CPU seconds and peak RSS (MiB), and its stdout. */
-function timed(cmd, args, statsFile) {
-  const t0 = performance.now()
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', '-o', statsFile, cmd, ...args], {cwd: root, encoding: 'utf8', maxBuffer: 1 << 26})
-  const wall = (performance.now() - t0) / 1000
-  if (r.status !== 0) throw new Error(`${cmd} ${args.slice(0, 2).join(' ')} failed (${r.status}): ${(r.stderr || '').trim().split('\n').at(-1)}`)
-  const [user, sys, kb] = readFileSync(statsFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number)
-  return {wall_s: +wall.toFixed(1), cpu_s: +(user + sys).toFixed(1), peak_rss_mib: Math.round(kb / 1024), stdout: r.stdout}
-}
-
-/** The interop venv's Python (made by tools/interop-env.sh when missing), or SPAN_TORCH_PYTHON. */
-function python() {
-  if (process.env.SPAN_TORCH_PYTHON) return process.env.SPAN_TORCH_PYTHON
-  const r = spawnSync('bash', [join(root, 'tools', 'interop-env.sh')], {cwd: root, encoding: 'utf8'})
-  const dir = `${r.stdout}${r.stderr}`.match(/\((\/[^)]*venv[^)]*)\)/)?.[1]
-  if (!dir) throw new Error(`tools/interop-env.sh gave no venv: ${r.stderr.trim().split('\n').at(-1)}`)
-  return join(dir, 'bin', 'python')
-}
 
 /** Masked texts: WikiText lines, ~15% of the words in runs of 1-3 replaced by one [MASK] per token. */
 function maskedTexts(tok) {
@@ -112,14 +87,7 @@ function agreement(spanOut, hfOut) {
 const tmp = mkdtempSync(join(tmpdir(), 'span-fill-vs-hf-'))
 try {
   const vocab = loadVocab(o.vocab)
-  const model = SpanBertForPreTraining.init(presetConfig(o.preset, vocab.tokens.length), 1)
-  const own = join(tmp, 'span-ckpt')
-  copyFileSync(o.vocab, join(tmp, 'vocab.txt'))
-  await saveCheckpoint(own, model, join(tmp, 'vocab.txt'))
-  model.dispose()
-  const ckpt = join(tmp, 'hf')
-  const ex = span(['export', '--model', own, '--to', ckpt, '--format', 'safetensors'])
-  if (ex.status !== 0) throw new Error(`span export: ${ex.stderr}`)
+  const ckpt = await exportedCheckpoint(tmp, o.preset, o.vocab, vocab.tokens.length)
   const texts = join(tmp, 'texts.txt')
   const lines = maskedTexts(new WordPieceTokenizer(vocab, {lowercase: !vocab.cased}))
   writeFileSync(texts, lines.join('\n') + '\n')
