@@ -8,10 +8,11 @@
 // condition variable, as OpenMP runtimes do (libgomp's GOMP_SPINCOUNT, Intel's KMP_BLOCKTIME).
 //
 // Spinning is only safe if nobody waits for a thread that is not running: on a loaded machine
-// a spinning worker gets descheduled. So a job's chunks are not assigned to threads: each
-// thread, the caller first, claims the next unclaimed chunk until none is left, and the caller
-// then waits only for chunks already claimed. A worker that wakes late finds nothing to do.
-// run_on_all keeps the one-chunk-per-thread form for what must load every core at once (peak.cc).
+// a spinning worker gets descheduled. So a job's chunks are claimed, not assigned: each thread
+// takes its own chunk first (the rows it had in the kernels before, in its own caches), then any
+// chunk no other thread has started, and the caller waits only for chunks already claimed. A
+// worker that wakes late finds nothing to do. run_on_all keeps chunk i on thread i, all at once,
+// for what must load every core together (peak.cc).
 #include "pool.h"
 
 #include <algorithm>
@@ -80,46 +81,59 @@ bool spin_until(Ready ready) {
   }
 }
 
-/**
- * The job word: generation (32 bits), chunk count (16) and next unclaimed chunk (16), so that a
- * claim is checked against the job it was meant for (a worker that saw job g never takes a chunk of g + 1).
- */
-constexpr uint64_t gen_of(uint64_t w) { return w >> 32; }
-constexpr uint64_t chunks_of(uint64_t w) { return (w >> 16) & 0xffff; }
-constexpr uint64_t next_of(uint64_t w) { return w & 0xffff; }
-
 struct Pool {
   std::vector<std::thread> workers;
   std::mutex mu;
   std::condition_variable wake, done;
-  std::atomic<uint64_t> word{0};               // see gen_of
-  std::atomic<const std::function<void(int)>*> job{nullptr};
-  std::atomic<bool> pinned{false};             // run_on_all: chunk i belongs to thread i
-  std::atomic<int> running{0};                 // workers claiming or running chunks of the job
-  std::atomic<int> pending{0};                 // run_on_all: workers yet to finish their chunk
+  /**
+   * A job: its function, chunk count (≤ the pool's threads) and whether chunk i is thread i's alone
+   * (run_on_all). Two slots, by the generation's parity: a worker still reading job g's while the
+   * caller publishes g + 1 reads the other slot, and the caller cannot publish g + 2 while any worker
+   * is counted in `running` (a worker counts itself, then checks the generation is still g).
+   */
+  struct Job {
+    const std::function<void(int)>* fn = nullptr;
+    int chunks = 0;
+    bool pinned = false;
+  };
+  Job slots[2];
+  std::atomic<uint64_t> generation{0};         // the job's number, raised by each publish
+  std::vector<std::atomic<uint64_t>> claimed;  // per chunk: the last generation that claimed it
+  std::atomic<int> running{0};                 // workers inside a job (pinned or not)
+  std::atomic<int> pending{0};                 // run_on_all: workers yet to run their chunk
   std::atomic<int> sleepers{0};                // workers blocked on `wake`
   std::atomic<bool> caller_waits{false};       // the caller blocked on `done`
   std::atomic<bool> stopping{false};
 
-  /** Claims the next chunk of generation g: its index, or -1 when none is left (or the job is another). */
-  int claim(uint64_t g) {
-    uint64_t w = word.load();
-    while (gen_of(w) == g && next_of(w) < chunks_of(w))
-      if (word.compare_exchange_weak(w, w + 1)) return static_cast<int>(next_of(w));
-    return -1;
+  /** Claims chunk c for generation g (once per generation: generations only grow). */
+  bool claim(int c, uint64_t g) {
+    uint64_t v = claimed[c].load();
+    while (v < g)
+      if (claimed[c].compare_exchange_weak(v, g)) return true;
+    return false;
   }
 
-  /** Worker id: runs the chunks of generation g it can claim (pinned: chunk id only, if there is one). */
-  void work(int id, uint64_t g) {
-    if (pinned.load()) {
-      const uint64_t w = word.load();
-      if (gen_of(w) != g || static_cast<uint64_t>(id) >= chunks_of(w)) return;
-      (*job.load())(id);
-      finish(pending);
-      return;
+  /**
+   * Thread id's part of job g: its own chunk first (the same rows as in the previous kernels, in
+   * its own caches), then any another thread has not started (pinned: its own only).
+   */
+  void take(int id, uint64_t g, int n, const std::function<void(int)>& fn, bool pin) {
+    if (id < n && claim(id, g)) fn(id);
+    if (pin) return;
+    for (int k = 1; k < n; k++) {
+      const int c = (id + k) % n;
+      if (claim(c, g)) fn(c);
     }
-    running.fetch_add(1);  // before the claim: a caller that saw the chunks all claimed then sees this
-    for (int c; (c = claim(g)) >= 0;) (*job.load())(c);
+  }
+
+  /** Worker id in job g: nothing if the job is already another (the caller cannot move on while we are counted). */
+  void work(int id, uint64_t g) {
+    running.fetch_add(1);
+    if (generation.load() == g) {
+      const Job& j = slots[g & 1];
+      take(id, g, j.chunks, *j.fn, j.pinned);
+      if (j.pinned && id < j.chunks) finish(pending);
+    }
     finish(running);
   }
 
@@ -134,7 +148,7 @@ struct Pool {
   /** Worker id's life: seen is the generation current when it was started (jobs before it are not its). */
   void loop(int id, uint64_t seen) {
     for (;;) {
-      const auto fresh = [&] { return stopping.load() || gen_of(word.load()) != seen; };
+      const auto fresh = [&] { return stopping.load() || generation.load() != seen; };
       if (!spin_until(fresh)) {
         std::unique_lock<std::mutex> lock(mu);
         sleepers.fetch_add(1);  // then the predicate: a caller that missed it sees us (both seq_cst)
@@ -142,13 +156,15 @@ struct Pool {
         sleepers.fetch_sub(1);
       }
       if (stopping.load()) return;
-      seen = gen_of(word.load());
+      seen = generation.load();
       work(id, seen);
     }
   }
 
   void start(int n) {
-    const uint64_t now = gen_of(word.load());  // read here, on the caller: a worker's first look may come after the next job
+    claimed = std::vector<std::atomic<uint64_t>>(n);
+    for (auto& c : claimed) c.store(generation.load());
+    const uint64_t now = generation.load();  // read here, on the caller: a worker's first look may come after the next job
     for (int i = 1; i < n; i++) workers.emplace_back([this, i, now] { loop(i, now); });
   }
 
@@ -165,15 +181,14 @@ struct Pool {
 
   /** Publishes job fn of n chunks as a new generation and wakes sleeping workers; the generation. */
   uint64_t publish(int n, const std::function<void(int)>& fn, bool pin) {
-    job.store(&fn);
-    pinned.store(pin);
-    const uint64_t g = gen_of(word.load()) + 1;
-    word.store((g << 32) | (static_cast<uint64_t>(n) << 16) | (pin ? n : 0));  // pinned: nothing to claim
+    const uint64_t g = generation.load() + 1;  // only the caller raises it
+    slots[g & 1] = Job{&fn, n, pin};
+    generation.store(g);
     if (sleepers.load() > 0) {
       { std::lock_guard<std::mutex> lock(mu); }  // a worker between its predicate and its sleep has finished both
       wake.notify_all();
     }
-    return gen_of(g << 32);
+    return g;
   }
 
   /** Waits until count is 0: spinning, then on `done`. */
@@ -187,17 +202,16 @@ struct Pool {
 
   /** Runs fn(0..n-1), each chunk once, on whichever threads claim them (the caller among them). */
   void run(int n, const std::function<void(int)>& fn) {
-    const uint64_t g = publish(n, fn, false);
-    for (int c; (c = claim(g)) >= 0;) fn(c);
+    take(0, publish(n, fn, false), n, fn, false);
     join(running);
   }
 
   /** Runs fn(i) on thread i for i < n (0: the caller), all at once. */
   void run_on_all(int n, const std::function<void(int)>& fn) {
     pending.store(n - 1);
-    publish(n, fn, true);
-    fn(0);
+    take(0, publish(n, fn, true), n, fn, true);
     join(pending);
+    join(running);
   }
 };
 
