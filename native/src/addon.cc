@@ -14,6 +14,7 @@
 #include "gemm.h"
 #include "ops.h"
 #include "pool.h"
+#include "pool_check.h"
 #include "residual.h"
 
 namespace {
@@ -74,7 +75,7 @@ napi_value boolean(napi_env env, bool b) {
 }
 
 // Interface version: bumped whenever a function's arguments change (NATIVE_ABI in native.ts).
-constexpr int kAbi = 6;
+constexpr int kAbi = 7;
 
 // info() → {blas, threads, abi, precision, gemm, gemmPath, gemmPaths, gemmImpl, bf16, bf16Convert} (addon_gemm.h)
 napi_value Info(napi_env env, napi_callback_info) {
@@ -114,6 +115,25 @@ napi_value SetThreads(napi_env env, napi_callback_info info) {
   CHECK(num(env, a.v[0], &n) ? napi_ok : napi_invalid_arg);
   span::set_threads(static_cast<int>(n));
   return nullptr;
+}
+
+// poolCheck(jobs, seed) → {jobs, missing, repeated, overlong, threadsSeen, allAtOnce} (pool_check.h)
+napi_value PoolCheck(napi_env env, napi_callback_info info) {
+  Args a;
+  if (!args(env, info, a, 2)) return nullptr;
+  double jobs, seed;
+  CHECK(num(env, a.v[0], &jobs) && num(env, a.v[1], &seed) ? napi_ok : napi_invalid_arg);
+  const span::PoolCheck r = span::check_pool(static_cast<size_t>(jobs), static_cast<unsigned>(seed));
+  napi_value o, b;
+  napi_create_object(env, &o);
+  napi_set_named_property(env, o, "jobs", number(env, r.jobs));
+  napi_set_named_property(env, o, "missing", number(env, r.missing));
+  napi_set_named_property(env, o, "repeated", number(env, r.repeated));
+  napi_set_named_property(env, o, "overlong", number(env, r.overlong));
+  napi_set_named_property(env, o, "threadsSeen", number(env, r.threads_seen));
+  napi_get_boolean(env, r.all_at_once, &b);
+  napi_set_named_property(env, o, "allAtOnce", b);
+  return o;
 }
 
 // matmul(a, b, out, batchA, batchB, M, N, K, transA, transB)
@@ -575,6 +595,7 @@ napi_value Init(napi_env env, napi_value exports) {
   const span_napi::Method methods[] = {
       {"info", Info},
       {"setThreads", SetThreads},
+      {"poolCheck", PoolCheck},
       {"setPrecision", SetPrecision},
       {"matmul", MatMul},
       {"binary", Binary},

@@ -95,12 +95,9 @@ __attribute__((target("avx512f,avx512bf16"))) void dpbf16_tput() {
 /** Best wall seconds of f run on every thread of the pool at once (the machine's cores loaded together). */
 double best_wall_all(void (*f)()) {
   double best = 1e30;
-  const size_t n = (size_t)get_threads();
   for (int r = 0; r < 5; r++) {
     const auto t0 = std::chrono::steady_clock::now();
-    parallel_for(n, 1, [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; i++) f();
-    });
+    run_on_every_thread([&](int) { f(); });  // each thread once, all at once (parallel_for may run chunks on one thread)
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;

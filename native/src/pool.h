@@ -17,4 +17,7 @@ int get_threads();
  */
 void parallel_for(size_t total, size_t grain, const std::function<void(size_t, size_t)>& fn);
 
+/** Runs fn(i) on every thread of the pool at once, i in [0, get_threads()): 0 on the caller (peak.cc's loops). */
+void run_on_every_thread(const std::function<void(int)>& fn);
+
 }  // namespace span

@@ -56,6 +56,8 @@ export interface NativeAddon {
   peak?(): NativePeak
   /** GFLOP/s of every pool thread running the peak loops at once, by wall clock (native/src/peak.h measure_peak_all). */
   peakAll?(): {fp32: number; bf16: number; threads: number}
+  /** The pool's self-check (native/src/pool_check.h): `jobs` parallel_for calls, every index counted, then one run on every thread. */
+  poolCheck?(jobs: number, seed: number): {jobs: number; missing: number; repeated: number; overlong: number; threadsSeen: number; allAtOnce: boolean}
   matmul(a: Float32Array, b: Float32Array, out: Float32Array, batchA: number, batchB: number, M: number, N: number, K: number, transA: boolean, transB: boolean): void
   binary(op: number, a: Float32Array, b: Float32Array, out: Float32Array, shape: number[], stridesA: number[], stridesB: number[]): void
   unary(op: number, x: Float32Array, out: Float32Array): void

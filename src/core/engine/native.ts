@@ -41,7 +41,7 @@ export function addonPath(): string {
 }
 
 /** Interface version of native/src/addon.cc this code calls (kAbi there); a stale build is refused. */
-export const NATIVE_ABI = 6
+export const NATIVE_ABI = 7
 
 /**
  * Loads the addon once (later calls return the same status). `threads` sets the pool size
