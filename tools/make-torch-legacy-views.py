@@ -1,4 +1,5 @@
-"""fixtures/torch/legacy-views/pytorch_model.bin: zip-f32's state dict in the legacy torch.save stream.
+"""fixtures/torch/legacy-views/pytorch_model.bin: zip-f32's state dict in the legacy torch.save stream;
+fixtures/torch/slices/{zip,legacy}.bin: tensors that are part of a storage no other tensor uses.
 
 Run with the interop venv's Python (PyTorch 2.13: `bash tools/interop-env.sh` prints its path):
 
@@ -12,7 +13,14 @@ the views' offsets and strides), and torch.save(..., _use_new_zipfile_serializat
 it again as the pre-1.6 stream (torch/serialization.py `_legacy_save`): the same tensors, so
 test/core/model/torch/torch-load-read.test.ts checks span's storage-by-storage reader on legacy
 views and shared storages against the zip file's values.
+
+slices: torch.save writes a tensor's whole storage, so a slice saved alone (`w[:4]`, `w[6:]`, a row
+of a matrix) is a view, at an offset or shorter, into a storage that it alone uses; the reader must
+copy it out rather than take the storage as it is. Values are arange's, so the test knows them.
+The legacy stream names its storages by Python object ids, so its bytes differ from run to run (the
+tensors do not).
 """
+import collections
 import os
 
 import torch
@@ -29,6 +37,18 @@ def main():
     out = os.path.join(ROOT, 'legacy-views')
     os.makedirs(out, exist_ok=True)
     torch.save(sd, os.path.join(out, 'pytorch_model.bin'), _use_new_zipfile_serialization=False)
+    slices = collections.OrderedDict()
+    slices['whole'] = torch.arange(5, dtype=torch.float32)  # all of its storage: taken as it is
+    slices['head'] = torch.arange(10, dtype=torch.float32)[:4]  # offset 0, storage of 10
+    slices['tail'] = torch.arange(10, dtype=torch.float32)[6:]  # offset 6
+    slices['row'] = torch.arange(12, dtype=torch.float32).view(3, 4)[1]  # offset 4, contiguous
+    slices['ids'] = torch.arange(6, dtype=torch.int64)[1:5]
+    for t in slices.values():
+        assert t.is_contiguous()
+    out = os.path.join(ROOT, 'slices')
+    os.makedirs(out, exist_ok=True)
+    torch.save(slices, os.path.join(out, 'zip.bin'))
+    torch.save(slices, os.path.join(out, 'legacy.bin'), _use_new_zipfile_serialization=False)
 
 
 if __name__ == '__main__':

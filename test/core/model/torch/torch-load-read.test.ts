@@ -313,3 +313,21 @@ describe('a file over 4 GB', () => {
     rmSync(path)
   })
 })
+
+describe('a slice saved alone (a view into a storage no other tensor uses)', () => {
+  const arange = (from: number, to: number) => Array.from({length: to - from}, (_, i) => from + i)
+
+  it.each(['zip.bin', 'legacy.bin'])('slices/%s: copied out at its offset; a tensor that is all of its storage is taken', async (file) => {
+    const path = join(fixtures, 'slices', file)
+    const t = await readTorchFile(path)
+    expectSame(t, decodeTorch(readFileSync(path), path))
+    expect(owned(t)).toEqual(['whole'])
+    expect(Array.from(toFloat32(t.get('whole')!))).toEqual(arange(0, 5))
+    expect(Array.from(toFloat32(t.get('head')!))).toEqual(arange(0, 4))
+    expect(Array.from(toFloat32(t.get('tail')!))).toEqual(arange(6, 10))
+    expect(Array.from(toFloat32(t.get('row')!))).toEqual(arange(4, 8))
+    expect(t.get('ids')).toMatchObject({dtype: 'I64', shape: [4]})
+    expect(Array.from(toFloat32(t.get('ids')!))).toEqual(arange(1, 5))
+    for (const [name, x] of t) expect([name, x.bytes.byteLength]).toEqual([name, x.shape.reduce((a, b) => a * b, 1) * (x.dtype === 'I64' ? 8 : 4)])
+  })
+})
