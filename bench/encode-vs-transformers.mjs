@@ -5,10 +5,11 @@
 //   npm run build && node bench/encode-vs-transformers.mjs [--preset base] [--blocks 256] [--len 128]
 //     [--batch-size 32] [--pool mean] [--rounds 1] [--threads 2] [--backend native] [--span-only]
 //     [--precision fp32|bf16]   bf16: span's --compute-precision bf16 against BertModel under torch.autocast bf16
+//     [--format safetensors|pytorch|pytorch-legacy]   the checkpoint's weights file (bench/lib/vs-transformers.mjs)
 // The checkpoint: a freshly initialised model of the preset (random weights: memory and time do not
-// depend on them) with the BERT uncased vocabulary, saved by span and rewritten by `span export
-// --format safetensors` (what transformers reads). The blocks: WikiText-2 valid through `span tokenize
-// | span block --len`. The Python: the interop venv (tools/interop-env.sh; SPAN_TORCH_PYTHON overrides).
+// depend on them) with the BERT uncased vocabulary, saved by span and rewritten by `span export`
+// as --format says (model.safetensors by default; both sides load the same file). The blocks:
+// WikiText-2 valid through `span tokenize | span block --len`. The Python: the interop venv (tools/interop-env.sh; SPAN_TORCH_PYTHON overrides).
 // Rounds alternate span and transformers; each round prints one JSON line, then the ratios per round.
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
@@ -30,6 +31,7 @@ const {values: o} = parseArgs({
     threads: {type: 'string', default: '2'},
     backend: {type: 'string', default: 'native'},
     precision: {type: 'string', default: 'fp32'},
+    format: {type: 'string', default: 'safetensors'},
     'span-only': {type: 'boolean', default: false},
     vocab: {type: 'string', default: join(data, 'vocab', 'bert-base-uncased.txt')},
     text: {type: 'string', default: join(data, 'wikitext', 'wikitext-2.valid.txt')},
@@ -41,6 +43,7 @@ const span = (args, opts = {}) =>
 /** What every line says of the run: precision, round and the workload. */
 const shape = (round) => ({
   precision: o.precision,
+  format: o.format,
   round,
   preset: o.preset,
   blocks: Number(o.blocks),
@@ -65,7 +68,7 @@ function compare(a, b) {
 const tmp = mkdtempSync(join(tmpdir(), 'span-encode-vs-hf-'))
 try {
   const vocabSize = readFileSync(o.vocab, 'utf8').trimEnd().split('\n').length
-  const ckpt = await exportedCheckpoint(tmp, o.preset, o.vocab, vocabSize)
+  const ckpt = await exportedCheckpoint(tmp, o.preset, o.vocab, vocabSize, o.format)
   const tok = span(['tokenize', '--vocab', o.vocab, o.text])
   const blk = span(['block', '--len', o.len], {input: tok.stdout})
   const lines = blk.stdout.split('\n').filter(Boolean)

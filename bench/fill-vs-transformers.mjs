@@ -5,13 +5,14 @@
 // and wall seconds; the top-1 filling of every [MASK] run of both compared.
 //   npm run build && node bench/fill-vs-transformers.mjs [--preset base] [--texts 128] [--words 70]
 //     [--batch-size 1] [--k 5] [--rounds 1] [--threads 2] [--backend native] [--precisions fp32,bf16]
+//     [--format safetensors|pytorch|pytorch-legacy]   the checkpoint's weights file (bench/lib/vs-transformers.mjs)
 // bf16: span's --precision bf16 against BertForMaskedLM under torch.autocast bf16. span fill runs one
 // text at a time, so transformers gets --batch-size 1 unless told otherwise (bench/fill_hf.py).
 // The checkpoint: a freshly initialised model of the preset (random weights: memory does not depend
-// on them) with the BERT uncased vocabulary, saved by span and rewritten by `span export --format
-// safetensors` (what transformers reads). The texts: WikiText-2 valid lines of at least 20 words, cut
-// at --words words, with about 15% of the words masked in runs of 1-3 words, one [MASK] per WordPiece
-// token (a fixed seed). The Python: the interop venv (tools/interop-env.sh; SPAN_TORCH_PYTHON overrides).
+// on them) with the BERT uncased vocabulary, saved by span and rewritten by `span export` as
+// --format says (model.safetensors by default; both sides load the same file). The texts: WikiText-2
+// valid lines of at least 20 words, cut at --words words, with about 15% of the words masked in runs
+// of 1-3 words, one [MASK] per WordPiece token (a fixed seed). The Python: the interop venv (tools/interop-env.sh; SPAN_TORCH_PYTHON overrides).
 // Rounds alternate span and transformers per precision; each run prints one JSON line, then the ratios.
 import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -34,6 +35,7 @@ const {values: o} = parseArgs({
     threads: {type: 'string', default: '2'},
     backend: {type: 'string', default: 'native'},
     precisions: {type: 'string', default: 'fp32,bf16'},
+    format: {type: 'string', default: 'safetensors'},
     vocab: {type: 'string', default: join(data, 'vocab', 'bert-base-uncased.txt')},
     text: {type: 'string', default: join(data, 'wikitext', 'wikitext-2.valid.txt')},
   },
@@ -87,13 +89,21 @@ function agreement(spanOut, hfOut) {
 const tmp = mkdtempSync(join(tmpdir(), 'span-fill-vs-hf-'))
 try {
   const vocab = loadVocab(o.vocab)
-  const ckpt = await exportedCheckpoint(tmp, o.preset, o.vocab, vocab.tokens.length)
+  const ckpt = await exportedCheckpoint(tmp, o.preset, o.vocab, vocab.tokens.length, o.format)
   const texts = join(tmp, 'texts.txt')
   const lines = maskedTexts(new WordPieceTokenizer(vocab, {lowercase: !vocab.cased}))
   writeFileSync(texts, lines.join('\n') + '\n')
   const py = python()
   const rows = []
-  const shape = {preset: o.preset, texts: lines.length, words: Number(o.words), batch_size: Number(o['batch-size']), k: Number(o.k), threads: Number(o.threads)}
+  const shape = {
+    format: o.format,
+    preset: o.preset,
+    texts: lines.length,
+    words: Number(o.words),
+    batch_size: Number(o['batch-size']),
+    k: Number(o.k),
+    threads: Number(o.threads),
+  }
   for (let round = 1; round <= Number(o.rounds); round++) {
     for (const precision of o.precisions.split(',')) {
       const fill = ['fill', texts, '--model', ckpt, '--head', 'mlm', '--k', o.k, '--backend', o.backend, '--threads', o.threads, '--precision', precision]

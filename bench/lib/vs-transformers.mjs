@@ -32,22 +32,33 @@ export function python() {
   return join(dir, 'bin', 'python')
 }
 
+/** The weights formats a bench's --format takes: what the exported folder holds. */
+export const FORMATS = ['safetensors', 'pytorch', 'pytorch-legacy']
+
 /**
  * A freshly initialised model of the preset (random weights: memory and time do not depend on them)
- * with the vocabulary at vocabPath, saved by span in tmp and rewritten by `span export --format
- * safetensors` (what transformers reads): the exported folder.
+ * with the vocabulary at vocabPath, saved by span in tmp and rewritten by `span export` (what
+ * transformers reads): the exported folder. format: `safetensors` (model.safetensors), `pytorch`
+ * (pytorch_model.bin in torch.save's zip format, as `span export --format pytorch` writes it) or
+ * `pytorch-legacy` (that file loaded and saved again by the interop venv's torch with
+ * `_use_new_zipfile_serialization=False`: the pre-1.6 stream most older checkpoints are in).
  */
-export async function exportedCheckpoint(tmp, preset, vocabPath, vocabSize) {
+export async function exportedCheckpoint(tmp, preset, vocabPath, vocabSize, format = 'safetensors') {
+  if (!FORMATS.includes(format)) throw new Error(`--format ${format}: one of ${FORMATS.join(', ')}`)
   const model = SpanBertForPreTraining.init(presetConfig(preset, vocabSize), 1)
   const own = join(tmp, 'span-ckpt')
   copyFileSync(vocabPath, join(tmp, 'vocab.txt'))
   await saveCheckpoint(own, model, join(tmp, 'vocab.txt'))
   model.dispose()
   const ckpt = join(tmp, 'hf')
-  const ex = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), 'export', '--model', own, '--to', ckpt, '--format', 'safetensors'], {
-    cwd: root,
-    encoding: 'utf8',
-  })
+  const to = format === 'safetensors' ? 'safetensors' : 'pytorch'
+  const ex = spawnSync(process.execPath, [join(root, 'bin', 'run.js'), 'export', '--model', own, '--to', ckpt, '--format', to], {cwd: root, encoding: 'utf8'})
   if (ex.status !== 0) throw new Error(`span export: ${ex.stderr}`)
+  if (format === 'pytorch-legacy') {
+    const bin = join(ckpt, 'pytorch_model.bin')
+    const code = 'import sys, torch; torch.save(torch.load(sys.argv[1], weights_only=True), sys.argv[1], _use_new_zipfile_serialization=False)'
+    const py = spawnSync(python(), ['-c', code, bin], {cwd: root, encoding: 'utf8'})
+    if (py.status !== 0) throw new Error(`legacy torch.save: ${py.stderr}`)
+  }
   return ckpt
 }

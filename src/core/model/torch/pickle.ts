@@ -64,6 +64,12 @@ export function allowedGlobal(module: string, name: string, source: string): Pic
   return {kind: 'global', module, name}
 }
 
+/**
+ * A pickle that ends before its STOP: the message is the same as any refusal's, the class lets a
+ * reader that parsed a prefix of a file (the legacy stream's header pickles) read more and try again.
+ */
+export class TruncatedPickle extends SpanError {}
+
 const MARK = Symbol('mark')
 type Value = unknown
 
@@ -100,12 +106,12 @@ class Reader {
     this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   }
 
-  fail(m: string): never {
-    throw new SpanError(`${this.source}: pickle at byte ${this.pos}: ${m}`)
+  fail(m: string, As = SpanError): never {
+    throw new As(`${this.source}: pickle at byte ${this.pos}: ${m}`)
   }
 
   need(n: number): number {
-    if (this.pos + n > this.buf.byteLength) this.fail('truncated pickle')
+    if (this.pos + n > this.buf.byteLength) this.fail('truncated pickle', TruncatedPickle)
     const p = this.pos
     this.pos += n
     return p
@@ -123,7 +129,7 @@ class Reader {
   /** A text line (protocol 0 arguments), without its newline. */
   line(): string {
     const end = this.buf.indexOf(0x0a, this.pos)
-    if (end < 0) this.fail('truncated pickle')
+    if (end < 0) this.fail('truncated pickle', TruncatedPickle)
     const s = new TextDecoder('latin1').decode(this.buf.subarray(this.pos, end))
     this.pos = end + 1
     return s

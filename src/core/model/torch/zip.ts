@@ -21,6 +21,18 @@ const ZIP64_EOCD = 0x06064b50
 const CENTRAL = 0x02014b50
 const LOCAL = 0x04034b50
 
+/**
+ * Random access to an archive's bytes: a buffer in memory (`bufferSource`, every read a view of it) or
+ * a regular file read where needed (torch-file.ts, every read a new buffer of its own). `at` is only
+ * asked for bytes that lie within `size`.
+ */
+export interface ByteSource {
+  readonly size: number
+  at(position: number, n: number): Uint8Array
+}
+
+export const bufferSource = (buf: Uint8Array): ByteSource => ({size: buf.byteLength, at: (p, n) => buf.subarray(p, p + n)})
+
 /** True when the bytes start like a zip archive (a local file header). */
 export const isZip = (buf: Uint8Array): boolean => buf.byteLength >= 4 && buf[0] === 0x50 && buf[1] === 0x4b && buf[2] === 3 && buf[3] === 4
 
@@ -28,24 +40,31 @@ function view(buf: Uint8Array): DataView {
   return new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
 }
 
-/** Where the central directory lies and how many entries it has (zip64 when the record says so). */
-function findDirectory(buf: Uint8Array, fail: (m: string) => never): {offset: number; count: number} {
-  const dv = view(buf)
+/**
+ * Where the central directory lies and how many entries it has (zip64 when the record says so):
+ * the end record is looked for in the last 22 + 65,535 bytes (its comment's longest), the zip64
+ * locator in the 20 bytes before it.
+ */
+function findDirectory(src: ByteSource, fail: (m: string) => never): {offset: number; count: number} {
+  const tailStart = Math.max(0, src.size - 22 - 0xffff)
+  const tail = view(src.at(tailStart, src.size - tailStart))
   let at = -1
-  for (let i = buf.byteLength - 22; i >= Math.max(0, buf.byteLength - 22 - 0xffff); i--) {
-    if (dv.getUint32(i, true) === EOCD) {
+  for (let i = src.size - 22; i >= tailStart; i--) {
+    if (tail.getUint32(i - tailStart, true) === EOCD) {
       at = i
       break
     }
   }
   if (at < 0) fail('truncated or not a zip archive (no end of central directory record)')
-  let count = dv.getUint16(at + 10, true)
-  let offset = dv.getUint32(at + 16, true)
-  if ((count === 0xffff || offset === 0xffffffff) && at >= 20 && dv.getUint32(at - 20, true) === ZIP64_LOCATOR) {
-    const z = Number(dv.getBigUint64(at - 12, true))
-    if (z + 56 > buf.byteLength || dv.getUint32(z, true) !== ZIP64_EOCD) fail('corrupt zip64 end of central directory record')
-    count = Number(dv.getBigUint64(z + 32, true))
-    offset = Number(dv.getBigUint64(z + 48, true))
+  let count = tail.getUint16(at - tailStart + 10, true)
+  let offset = tail.getUint32(at - tailStart + 16, true)
+  const locator = (count === 0xffff || offset === 0xffffffff) && at >= 20 ? view(src.at(at - 20, 20)) : null
+  if (locator?.getUint32(0, true) === ZIP64_LOCATOR) {
+    const z = Number(locator.getBigUint64(8, true))
+    const record = z + 56 > src.size ? null : view(src.at(z, 56))
+    if (record?.getUint32(0, true) !== ZIP64_EOCD) fail('corrupt zip64 end of central directory record')
+    count = Number(record!.getBigUint64(32, true))
+    offset = Number(record!.getBigUint64(48, true))
   }
   if (offset > at) fail(`corrupt zip: central directory at byte ${offset} lies past its end record at ${at}`)
   return {offset, count}
@@ -59,7 +78,7 @@ function zip64Extra(dv: DataView, start: number, end: number, e: ZipEntry): void
     if (id === 1) {
       let q = p + 4
       const next = (): number => {
-        const v = Number(dv.getBigUint64(q, true))
+        const v = q + 8 <= end ? Number(dv.getBigUint64(q, true)) : 0xffffffff // a field cut short keeps its 32-bit value
         q += 8
         return v
       }
@@ -71,46 +90,47 @@ function zip64Extra(dv: DataView, start: number, end: number, e: ZipEntry): void
   }
 }
 
-/** Every entry of the archive by name, from the central directory. */
-export function readZipDirectory(buf: Uint8Array, source: string): Map<string, ZipEntry> {
+/** Every entry of the archive by name, from the central directory (each header read on its own). */
+export function readZipDirectory(src: ByteSource, source: string): Map<string, ZipEntry> {
   const fail = (m: string): never => {
     throw new SpanError(`${source}: ${m}`)
   }
-  const dv = view(buf)
-  const {offset, count} = findDirectory(buf, fail)
+  const {offset, count} = findDirectory(src, fail)
   const out = new Map<string, ZipEntry>()
   let p = offset
   for (let i = 0; i < count; i++) {
-    if (p + 46 > buf.byteLength || dv.getUint32(p, true) !== CENTRAL) fail(`corrupt zip: central directory entry ${i} is missing`)
-    const nameLen = dv.getUint16(p + 28, true)
-    const extraLen = dv.getUint16(p + 30, true)
-    const commentLen = dv.getUint16(p + 32, true)
-    const name = new TextDecoder().decode(buf.subarray(p + 46, p + 46 + nameLen))
+    const head = p + 46 > src.size ? null : view(src.at(p, 46))
+    if (head?.getUint32(0, true) !== CENTRAL) fail(`corrupt zip: central directory entry ${i} is missing`)
+    const [nameLen, extraLen, commentLen] = [28, 30, 32].map((k) => head!.getUint16(k, true))
+    const rest = src.at(p + 46, Math.min(nameLen + extraLen, src.size - p - 46)) // a name or extra field cut off by the end is read as far as it goes
     const e: ZipEntry = {
-      name,
-      method: dv.getUint16(p + 10, true),
-      compressedSize: dv.getUint32(p + 20, true),
-      size: dv.getUint32(p + 24, true),
-      localOffset: dv.getUint32(p + 42, true),
+      name: new TextDecoder().decode(rest.subarray(0, nameLen)),
+      method: head!.getUint16(10, true),
+      compressedSize: head!.getUint32(20, true),
+      size: head!.getUint32(24, true),
+      localOffset: head!.getUint32(42, true),
     }
-    zip64Extra(dv, p + 46 + nameLen, p + 46 + nameLen + extraLen, e)
-    out.set(name, e)
+    zip64Extra(view(rest), nameLen, rest.byteLength, e)
+    out.set(e.name, e)
     p += 46 + nameLen + extraLen + commentLen
   }
   return out
 }
 
-/** An entry's bytes (a view for stored entries, inflated for deflated ones), checked against the archive's extent. */
-export function zipEntryData(buf: Uint8Array, e: ZipEntry, source: string): Uint8Array {
+/**
+ * An entry's bytes (stored: as read from the source; deflated: inflated), checked against the
+ * archive's extent. From a file source they fill a buffer of their own.
+ */
+export function zipEntryData(src: ByteSource, e: ZipEntry, source: string): Uint8Array {
   const fail = (m: string): never => {
     throw new SpanError(`${source}: ${e.name}: ${m}`)
   }
-  const dv = view(buf)
   const p = e.localOffset
-  if (p + 30 > buf.byteLength || dv.getUint32(p, true) !== LOCAL) fail('corrupt zip: no local header where the directory says')
-  const start = p + 30 + dv.getUint16(p + 26, true) + dv.getUint16(p + 28, true)
-  if (start + e.compressedSize > buf.byteLength) fail(`truncated zip: the entry ends at byte ${start + e.compressedSize}, the file has ${buf.byteLength}`)
-  const raw = buf.subarray(start, start + e.compressedSize)
+  const local = p + 30 > src.size ? null : view(src.at(p, 30))
+  if (local?.getUint32(0, true) !== LOCAL) fail('corrupt zip: no local header where the directory says')
+  const start = p + 30 + local!.getUint16(26, true) + local!.getUint16(28, true)
+  if (start + e.compressedSize > src.size) fail(`truncated zip: the entry ends at byte ${start + e.compressedSize}, the file has ${src.size}`)
+  const raw = src.at(start, e.compressedSize)
   if (e.method === 0) return raw
   if (e.method !== 8) fail(`compression method ${e.method} is not supported (only stored and deflate)`)
   let out: Buffer
