@@ -4,7 +4,7 @@
 // parallel_for, 60 µs when the worker had slept 200 µs: the idle vCPU halts and is woken by an
 // interrupt through the hypervisor), and a training step runs thousands of kernels with a few
 // tens of µs of JavaScript between them. So a worker that finishes a job spins for a while
-// (SPAN_POOL_SPIN_US, default 100 µs) watching for the next one before it sleeps on the
+// (SPAN_POOL_SPIN_US, default 50 µs) watching for the next one before it sleeps on the
 // condition variable, as OpenMP runtimes do (libgomp's GOMP_SPINCOUNT, Intel's KMP_BLOCKTIME).
 //
 // Spinning is only safe if nobody waits for a thread that is not running: on a loaded machine
@@ -39,7 +39,7 @@ namespace {
 long spin_window_us() {
   static const long us = [] {
     const char* v = std::getenv("SPAN_POOL_SPIN_US");
-    const long n = v ? std::atol(v) : 100;
+    const long n = v ? std::atol(v) : 50;  // docs/algorithms.md#the-addons-thread-pool: 20 too short, 100 no better
     return std::max(0L, std::min(n, 100000L));
   }();
   return us;
