@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "addon_gemm.h"
@@ -124,15 +125,13 @@ napi_value PoolCheck(napi_env env, napi_callback_info info) {
   double jobs, seed;
   CHECK(num(env, a.v[0], &jobs) && num(env, a.v[1], &seed) ? napi_ok : napi_invalid_arg);
   const span::PoolCheck r = span::check_pool(static_cast<size_t>(jobs), static_cast<unsigned>(seed));
-  napi_value o, b;
+  napi_value o;
   napi_create_object(env, &o);
-  napi_set_named_property(env, o, "jobs", number(env, r.jobs));
-  napi_set_named_property(env, o, "missing", number(env, r.missing));
-  napi_set_named_property(env, o, "repeated", number(env, r.repeated));
-  napi_set_named_property(env, o, "overlong", number(env, r.overlong));
-  napi_set_named_property(env, o, "threadsSeen", number(env, r.threads_seen));
-  napi_get_boolean(env, r.all_at_once, &b);
-  napi_set_named_property(env, o, "allAtOnce", b);
+  const std::pair<const char*, napi_value> fields[] = {
+      {"jobs", number(env, r.jobs)},         {"missing", number(env, r.missing)},
+      {"repeated", number(env, r.repeated)}, {"overlong", number(env, r.overlong)},
+      {"threadsSeen", number(env, r.threads_seen)}, {"allAtOnce", boolean(env, r.all_at_once)}};
+  for (const auto& [key, value] : fields) napi_set_named_property(env, o, key, value);
   return o;
 }
 
